@@ -1,0 +1,44 @@
+"""CLI start-up: `openmind list --json` and `openmind --help` vs `python -c pass`, same run."""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+
+def _time(cmd: list[str], repeat: int = 15) -> float:
+    subprocess.run(cmd, capture_output=True, check=False)  # warm the file cache
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(cmd, capture_output=True, check=False)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def run() -> list[dict]:
+    from pathlib import Path
+
+    local = Path(sys.executable).with_name("openmind")
+    openmind = str(local) if local.exists() else shutil.which("openmind") or "openmind"
+    base = _time([sys.executable, "-c", "pass"])
+    rows = []
+    for label, cmd in (
+        ("openmind list --json", [openmind, "list", "--json"]),
+        ("openmind --help", [openmind, "--help"]),
+    ):
+        t = _time(cmd)
+        ratio = t / base
+        rows.append(
+            {
+                "benchmark": "cli",
+                "metric": f"{label}: {t * 1000:.0f} ms = {ratio:.1f}x python -c pass ({base * 1000:.0f} ms)",
+                "value": f"{ratio:.2f}x",
+                "target": "< 6x",
+                "ok": ratio < 6,
+            }
+        )
+    return rows

@@ -1,0 +1,482 @@
+"""One typed argument system for every stage.
+
+Argument groups are dataclasses (model, data, template, finetuning, training, generation,
+eval, deploy, export, hub). Keys are unique across groups, so a YAML file and ``--key value``
+flags map to the same flat namespace (``lora_rank: 8`` in YAML == ``--lora-rank 8``). Unknown
+keys are errors with a "did you mean". A run writes its resolved arguments beside its outputs
+(:data:`ARGS_FILE`) and ``chat`` / ``eval`` / ``deploy`` / ``export`` reload them from there.
+
+Example::
+
+    from openmind.core.args import parse
+    ns = parse(["model", "training"], config="sft.yaml", overrides=["--learning-rate", "1e-4"])
+    ns.training.learning_rate  # 0.0001
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import os
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from openmind.core.errors import A_BAD_FILE, A_BAD_VALUE, A_UNKNOWN_KEY
+
+ARGS_FILE = "openmind_args.yaml"
+
+
+def arg(default: Any = None, help: str = "", choices: tuple | None = None, **kw: Any) -> Any:  # noqa: A002
+    meta = {"help": help}
+    if choices:
+        meta["choices"] = choices
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: type(default)(default), metadata=meta, **kw)
+    return field(default=default, metadata=meta, **kw)
+
+
+@dataclass
+class ModelArguments:
+    model: str | None = arg(None, "Model: a local folder, a hub id (hf::org/name, om::org/name) or a run folder.")
+    model_group: str | None = arg(None, "Model group to use when it cannot be inferred from config.json.")
+    revision: str | None = arg(None, "Hub revision (branch, tag or commit).")
+    hub: str | None = arg(
+        None, "Hub to pull from (modelers, huggingface, modelscope, local); default from OPENMIND_HUB."
+    )
+    adapter: str | None = arg(None, "LoRA adapter folder (or a training run folder) to apply on top of the model.")
+    framework: str = arg("auto", "Framework: auto, pt (PyTorch) or ms (MindSpore).", ("auto", "pt", "ms"))
+    device: str = arg("auto", "Device: auto, cpu, cuda[:N] or npu[:N].")
+    dtype: str = arg(
+        "auto",
+        "Weights dtype: auto (bf16/fp16 on accelerators, fp32 on CPU), float32, float16, bfloat16.",
+        ("auto", "float32", "float16", "bfloat16"),
+    )
+    trust_remote_code: bool = arg(False, "Allow code shipped with the model to run (off by default).")
+    allow_pickle: bool = arg(
+        False, "Allow loading pickle (.bin/.pt) weights; safetensors are preferred and pickle is refused by default."
+    )
+    cache_dir: str | None = arg(None, "Cache folder for downloaded models (default: OPENMIND_CACHE).")
+
+
+@dataclass
+class TemplateArguments:
+    template: str | None = arg(
+        None, "Prompt template name (default: the model group's template, else the tokenizer's chat_template)."
+    )
+    system: str | None = arg(None, "System prompt.")
+    tools: str | None = arg(None, "Tools (JSON list or path to a JSON file) offered to the model.")
+
+
+@dataclass
+class DataArguments:
+    dataset: list[str] = arg([], "Datasets: registered names or files (json, jsonl, csv, parquet, arrow, folders).")
+    dataset_dir: str | None = arg(None, "Folder with a dataset_info.json (LLaMA-Factory layout) or dataset files.")
+    eval_dataset: list[str] = arg([], "Evaluation datasets (default: a split of the training data, see val_size).")
+    formatting: str = arg(
+        "auto", "Input format of the rows.", ("auto", "alpaca", "sharegpt", "openai", "sft", "pretrain", "preference")
+    )
+    val_size: float = arg(0.0, "Fraction (<1) or number of rows held out for evaluation.")
+    cutoff_len: int = arg(1024, "Maximum tokens per sample.")
+    truncation: str = arg("right", "What to do with samples over cutoff_len.", ("right", "left", "drop", "error"))
+    train_on: str = arg("assistant", "Which turns carry labels.", ("assistant", "all", "last"))
+    packing: bool = arg(False, "Pack samples into fixed-length sequences.")
+    neat_packing: bool = arg(True, "When packing, keep samples from attending to each other.")
+    max_samples: int | None = arg(None, "Use at most this many rows per dataset.")
+    preprocessing_num_workers: int = arg(1, "Processes for tokenisation.")
+    on_error: str = arg(
+        "fail", "Bad rows: fail on the first, or skip (reported and written to a side file).", ("fail", "skip")
+    )
+    overwrite_cache: bool = arg(False, "Rebuild the prepared-data cache.")
+    data_cache_dir: str | None = arg(None, "Prepared-data cache folder (default: OPENMIND_CACHE/data).")
+
+
+@dataclass
+class FinetuningArguments:
+    stage: str = arg("sft", "Training stage.", ("pt", "sft", "dpo", "rm"))
+    finetuning_type: str = arg("lora", "What to train.", ("full", "freeze", "lora", "qlora"))
+    lora_rank: int = arg(8, "LoRA rank.")
+    lora_alpha: int | None = arg(None, "LoRA alpha (default: 2 x rank).")
+    lora_dropout: float = arg(0.0, "LoRA dropout.")
+    lora_target: list[str] = arg([], "LoRA target modules (default: the model group's, else all linear layers).")
+    use_dora: bool = arg(False, "Use DoRA.")
+    use_rslora: bool = arg(False, "Use rank-stabilised LoRA.")
+    freeze_trainable_layers: int = arg(2, "freeze: train the last N layers (negative: the first N).")
+    pref_beta: float = arg(0.1, "DPO beta.")
+    pref_loss: str = arg("sigmoid", "DPO loss variant.", ("sigmoid", "hinge", "ipo", "robust"))
+    quantization_bit: int | None = arg(None, "qlora: 4 or 8 bit base weights (needs CUDA and bitsandbytes).")
+
+
+@dataclass
+class TrainingArguments:
+    output_dir: str | None = arg(None, "Run folder for checkpoints, logs, plots and the resolved arguments.")
+    num_train_epochs: float = arg(3.0, "Epochs.")
+    max_steps: int = arg(-1, "Stop after this many optimizer steps (overrides epochs when > 0).")
+    per_device_train_batch_size: int = arg(4, "Batch size per device.")
+    per_device_eval_batch_size: int = arg(8, "Evaluation batch size per device.")
+    gradient_accumulation_steps: int = arg(1, "Micro-batches per optimizer step.")
+    learning_rate: float = arg(5e-5, "Peak learning rate.")
+    lr_scheduler_type: str = arg("cosine", "Learning-rate schedule (any transformers scheduler name).")
+    warmup_ratio: float = arg(0.0, "Warm-up fraction of the steps.")
+    weight_decay: float = arg(0.0, "Weight decay.")
+    max_grad_norm: float = arg(1.0, "Gradient clipping norm.")
+    seed: int = arg(42, "Random seed.")
+    logging_steps: int = arg(10, "Log every N steps.")
+    save_steps: int = arg(500, "Checkpoint every N steps.")
+    save_total_limit: int | None = arg(None, "Keep at most N checkpoints.")
+    eval_steps: int | None = arg(None, "Evaluate every N steps (default: at save_steps when an eval set exists).")
+    early_stopping_patience: int | None = arg(None, "Stop when eval loss has not improved for N evaluations.")
+    gradient_checkpointing: bool = arg(False, "Trade compute for memory.")
+    mixed_precision: str = arg("auto", "Mixed precision.", ("auto", "no", "fp16", "bf16"))
+    resume: bool = arg(False, "Resume from the latest complete checkpoint in output_dir.")
+    overwrite_output_dir: bool = arg(False, "Allow writing into a non-empty output_dir.")
+    nproc: int = arg(1, "Processes (devices) to train on; > 1 relaunches through torchrun.")
+    deepspeed: str | None = arg(None, "DeepSpeed config file (passed through accelerate).")
+    fsdp: str | None = arg(None, "FSDP options (passed through accelerate).")
+    report_to: list[str] = arg(["tensorboard"], "Loggers: tensorboard, none.")
+    plot_loss: bool = arg(True, "Write a loss-curve PNG at the end.")
+
+
+@dataclass
+class GenerationArguments:
+    max_new_tokens: int = arg(512, "Maximum new tokens.")
+    do_sample: bool | None = arg(None, "Sample instead of greedy decoding (default: sample when temperature > 0).")
+    temperature: float | None = arg(None, "Sampling temperature (0 = greedy).")
+    top_p: float | None = arg(None, "Nucleus sampling.")
+    top_k: int | None = arg(None, "Top-k sampling.")
+    repetition_penalty: float | None = arg(None, "Repetition penalty.")
+    num_beams: int = arg(1, "Beam search width.")
+    stop: list[str] = arg([], "Stop strings.")
+    generation_seed: int | None = arg(None, "Seed for sampling.")
+    batch_size: int = arg(1, "Inference batch size.")
+
+
+@dataclass
+class EvalArguments:
+    tasks: list[str] = arg(
+        [], "Evaluation tasks: built-in names, folders in the MMLU/C-Eval/CMMLU layout, or lm-eval task names."
+    )
+    task_dir: str | None = arg(None, "Folder that holds local evaluation tasks.")
+    n_shot: int = arg(5, "Few-shot examples per question.")
+    limit: int | None = arg(None, "Evaluate at most N items per task/subject.")
+    eval_batch_size: int = arg(8, "Evaluation batch size.")
+    eval_output_dir: str | None = arg(None, "Where to write results (JSON + Markdown).")
+    eval_backend: str = arg("native", "native or lm-eval.", ("native", "lm-eval"))
+
+
+@dataclass
+class DeployArguments:
+    host: str = arg("127.0.0.1", "Bind address (loopback by default).")
+    port: int = arg(8000, "Port.")
+    api_key: str | None = arg(None, "Require this API key (Authorization: Bearer ...) on every route but /health.")
+    backend: str = arg("native", "Serving backend.", ("native", "vllm", "lmdeploy", "mindie"))
+    served_model_name: str | None = arg(None, "Name reported by /v1/models (default: the model folder name).")
+    lora_adapters: list[str] = arg([], "Extra LoRA adapters served by name: name=path.")
+    max_batch_size: int = arg(8, "Dynamic batching: most requests generated together.")
+    batch_wait_ms: float = arg(5.0, "Dynamic batching: how long to wait for more requests.")
+    max_queue: int = arg(256, "Bound of the request queue; beyond it requests get 429.")
+    request_timeout: float = arg(300.0, "Seconds before a request is abandoned.")
+    max_prompt_tokens: int = arg(8192, "Cap on prompt tokens.")
+    max_tokens_cap: int = arg(4096, "Cap on max_tokens.")
+    max_n: int = arg(8, "Cap on n.")
+
+
+@dataclass
+class ExportArguments:
+    out: str | None = arg(None, "Export folder.")
+    max_shard_size: str = arg("2GB", "Largest safetensors shard.")
+    push: str | None = arg(None, "Hub id to upload the export to.")
+    export_dtype: str = arg("auto", "dtype of the exported weights.", ("auto", "float32", "float16", "bfloat16"))
+
+
+GROUPS: dict[str, type] = {
+    "model": ModelArguments,
+    "template": TemplateArguments,
+    "data": DataArguments,
+    "finetuning": FinetuningArguments,
+    "training": TrainingArguments,
+    "generation": GenerationArguments,
+    "eval": EvalArguments,
+    "deploy": DeployArguments,
+    "export": ExportArguments,
+}
+
+
+def _key_index() -> dict[str, tuple[str, dataclasses.Field]]:
+    index: dict[str, tuple[str, dataclasses.Field]] = {}
+    for group, cls in GROUPS.items():
+        for f in dataclasses.fields(cls):
+            if f.name in index:  # pragma: no cover - guarded by a test
+                raise RuntimeError(f"argument {f.name!r} is defined in two groups")
+            index[f.name] = (group, f)
+    return index
+
+
+class Namespace:
+    """Resolved arguments: ``ns.model.model`` or flat ``ns.get("model")``; ``ns.to_dict()``."""
+
+    def __init__(self, groups: dict[str, Any], explicit: set[str]) -> None:
+        self._groups = groups
+        #: keys the user set (file or flags), as opposed to defaults.
+        self.explicit = explicit
+
+    def __getattr__(self, name: str) -> Any:
+        groups = self.__dict__.get("_groups", {})
+        if name in groups:
+            return groups[name]
+        raise AttributeError(name)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        for group in self._groups.values():
+            if hasattr(group, key):
+                return getattr(group, key)
+        return default
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        return {name: dataclasses.asdict(value) for name, value in self._groups.items()}
+
+    def flat(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for group in self.to_dict().values():
+            out.update(group)
+        return out
+
+
+def _strip(tp: Any) -> tuple[Any, bool]:
+    """Return (inner type, optional)."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(tp) if a is not type(None)]
+        return (inner[0] if len(inner) == 1 else str), True
+    return tp, False
+
+
+def _type_hints(cls: type) -> dict[str, Any]:
+    import sys
+
+    return typing.get_type_hints(cls, vars(sys.modules[cls.__module__]))
+
+
+def convert(key: str, value: Any, tp: Any, choices: tuple | None = None, where: str | None = None) -> Any:
+    """Convert a YAML or command-line value to the field's type, or raise OM-A002."""
+    inner, optional = _strip(tp)
+    try:
+        if value is None or (optional and isinstance(value, str) and value.lower() in ("none", "null")):
+            if optional:
+                return None
+            raise ValueError("a value is required")
+        origin = typing.get_origin(inner)
+        if origin is list:
+            (item_tp,) = typing.get_args(inner) or (str,)
+            if isinstance(value, str):
+                value = [v.strip() for v in value.split(",") if v.strip()] if value.strip() else []
+            elif not isinstance(value, (list, tuple)):
+                value = [value]
+            return [convert(key, v, item_tp, None, where) for v in value]
+        if origin is Literal:
+            choices = typing.get_args(inner)
+            inner = type(choices[0])
+        if inner is bool:
+            if isinstance(value, bool):
+                result = value
+            elif isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
+                result = True
+            elif isinstance(value, str) and value.lower() in ("false", "0", "no", "off"):
+                result = False
+            else:
+                raise ValueError("expected true or false")
+        elif inner is int:
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError("expected an integer")
+            result = int(value)
+        elif inner is float:
+            if isinstance(value, bool):
+                raise ValueError("expected a number")
+            result = float(value)
+        elif inner is str:
+            if isinstance(value, (dict, list)):
+                raise ValueError("expected a string")
+            result = str(value)
+        else:
+            result = value
+    except (TypeError, ValueError) as exc:
+        raise A_BAD_VALUE.error(f"{key}: {value!r} is invalid: {exc}", location=where) from None
+    if choices and result not in choices:
+        raise A_BAD_VALUE.error(f"{key}: {result!r} is not one of {', '.join(map(str, choices))}", location=where)
+    return result
+
+
+def load_file(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a YAML or JSON argument file (flat, or nested by group name)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / ARGS_FILE
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise A_BAD_FILE.error(
+            f"cannot read argument file {str(p)!r}: {exc.strerror or exc}", location=str(p)
+        ) from None
+    try:
+        if p.suffix == ".json":
+            data = json.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except Exception as exc:
+        mark = getattr(exc, "problem_mark", None)
+        loc = f"{p}:{mark.line + 1}" if mark is not None else str(p)
+        raise A_BAD_FILE.error(f"cannot parse {str(p)!r}: {exc}", location=loc) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise A_BAD_FILE.error(
+            f"{str(p)!r} must hold a mapping of key: value, not {type(data).__name__}", location=str(p)
+        )
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in GROUPS and isinstance(value, dict):
+            flat.update(value)
+        else:
+            flat[key] = value
+    return flat
+
+
+def parse_overrides(tokens: list[str]) -> dict[str, Any]:
+    """Turn ``--key value`` / ``--key=value`` / ``--flag`` tokens into a mapping (raw strings)."""
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if not token.startswith("--"):
+            raise A_UNKNOWN_KEY.error(f"unexpected argument {token!r}; options are written --key value")
+        key, eq, value = token[2:].partition("=")
+        key = key.replace("-", "_")
+        if not eq:
+            if i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
+                value = tokens[i + 1]
+                i += 1
+            else:
+                value = "true"
+        if key in out and isinstance(out[key], list):
+            out[key].append(value)
+        elif key in out:
+            out[key] = [out[key], value]
+        else:
+            out[key] = value
+        i += 1
+    return out
+
+
+def parse(
+    groups: list[str] | tuple[str, ...],
+    *,
+    config: str | os.PathLike | dict | None = None,
+    overrides: list[str] | dict[str, Any] | None = None,
+    base: dict[str, Any] | None = None,
+) -> Namespace:
+    """Resolve arguments for ``groups`` from (lowest to highest precedence) ``base`` (e.g. a run
+    folder's saved arguments), ``config`` (a YAML/JSON file or mapping) and ``overrides``
+    (``--key value`` tokens or a mapping). Keys of other known groups are ignored when they come
+    from ``base`` and rejected (with the group that owns them) when given explicitly.
+    """
+    index = _key_index()
+    wanted = {g: GROUPS[g] for g in groups}
+    values: dict[str, tuple[Any, str | None]] = {}
+    for key, value in (base or {}).items():
+        if key in index and index[key][0] in wanted:
+            values[key] = (value, "saved run arguments")
+    explicit: set[str] = set()
+    sources: list[tuple[dict[str, Any], str | None]] = []
+    if config is not None:
+        if isinstance(config, dict):
+            sources.append((config, None))
+        else:
+            sources.append((load_file(config), str(config)))
+    if overrides:
+        sources.append((parse_overrides(overrides) if isinstance(overrides, list) else dict(overrides), "command line"))
+    allowed = [k for k, (g, _) in index.items() if g in wanted]
+    for mapping, where in sources:
+        for key, value in mapping.items():
+            norm = key.replace("-", "_")
+            if norm not in index or index[norm][0] not in wanted:
+                owner = (
+                    f" (it belongs to the {index[norm][0]!r} arguments, which this command does not take)"
+                    if norm in index
+                    else ""
+                )
+                close = difflib.get_close_matches(norm, allowed, n=3, cutoff=0.6)
+                hint = f"Did you mean {', '.join(repr(c) for c in close)}?" if close else None
+                raise A_UNKNOWN_KEY.error(
+                    f"unknown argument {key!r}{owner}", hint=hint or A_UNKNOWN_KEY.hint, location=where
+                )
+            values[norm] = (value, where)
+            explicit.add(norm)
+    built: dict[str, Any] = {}
+    for name, cls in wanted.items():
+        hints = _type_hints(cls)
+        kwargs = {}
+        for f in dataclasses.fields(cls):
+            if f.name in values:
+                value, where = values[f.name]
+                kwargs[f.name] = convert(f.name, value, hints[f.name], f.metadata.get("choices"), where)
+        built[name] = cls(**kwargs)
+    return Namespace(built, explicit)
+
+
+def save(ns: Namespace, folder: str | os.PathLike) -> Path:
+    """Write the resolved arguments to ``folder/openmind_args.yaml`` (atomically)."""
+    import yaml
+
+    path = Path(folder) / ARGS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".yaml.tmp")
+    tmp.write_text(yaml.safe_dump(ns.to_dict(), sort_keys=False, allow_unicode=True), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def load_run(folder: str | os.PathLike) -> dict[str, Any] | None:
+    """Flat saved arguments of a run folder, or ``None`` when ``folder`` is not a run folder."""
+    path = Path(folder) / ARGS_FILE
+    return load_file(path) if path.is_file() else None
+
+
+def add_to_parser(parser: Any, groups: list[str] | tuple[str, ...]) -> None:
+    """Document the groups' keys in an argparse parser (values are parsed by :func:`parse`)."""
+    import argparse
+
+    for name in groups:
+        cls = GROUPS[name]
+        section = parser.add_argument_group(f"{name} arguments")
+        hints = _type_hints(cls)
+        for f in dataclasses.fields(cls):
+            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+            inner, _ = _strip(hints[f.name])
+            metavar = (
+                "BOOL"
+                if inner is bool
+                else (
+                    "LIST"
+                    if typing.get_origin(inner) is list
+                    else inner.__name__.upper()
+                    if isinstance(inner, type)
+                    else "VALUE"
+                )
+            )
+            choices = f.metadata.get("choices")
+            text = f.metadata.get("help", "")
+            if choices:
+                text += f" {{{', '.join(map(str, choices))}}}"
+            text += f" (default: {default!r})"
+            section.add_argument(
+                "--" + f.name.replace("_", "-"),
+                metavar=metavar,
+                help=text.replace("%", "%%"),
+                default=argparse.SUPPRESS,
+                nargs="?",
+            )

@@ -1,0 +1,288 @@
+"""The registry: every spec the plugins registered, with their relations validated.
+
+Problems (duplicates, dangling references, specs for unknown tasks, broken relations) are
+collected, each attributed to the plugin at fault, instead of aborting on the first one: one
+broken third-party plugin must not make the whole toolkit unusable. ``openmind list --check``
+and :meth:`Registry.raise_problems` turn them into a non-zero exit / an exception.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import TypeVar
+
+from openmind.core import errors as E
+from openmind.core.errors import Component, OpenMindError
+from openmind.core.requirements import valid as valid_requirement
+from openmind.core.specs import (
+    FRAMEWORKS,
+    SPEC_KINDS,
+    CommandSpec,
+    DatasetSpec,
+    HubSpec,
+    ModelGroupSpec,
+    PipelineSpec,
+    PipelineWrapperSpec,
+    Spec,
+    TaskSpec,
+    TemplateSpec,
+    TrainerSpec,
+    TrainerWrapperSpec,
+    check_impl,
+)
+
+S = TypeVar("S", bound=Spec)
+
+
+def suggest(name: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(choices), n=3, cutoff=0.6)
+    return f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+
+
+class Registry:
+    def __init__(self) -> None:
+        self._specs: dict[str, dict[object, Spec]] = {kind: {} for kind in SPEC_KINDS}
+        self.problems: list[OpenMindError] = []
+        #: plugin name -> component, in load order.
+        self.plugins: dict[str, Component] = {}
+
+    # ---- registration ----------------------------------------------------------------
+    def add(self, spec: Spec, component: Component | None = None) -> None:
+        """Add one spec on behalf of ``component`` (the registering plugin)."""
+        if not isinstance(spec, Spec):
+            self.problems.append(E.R_BAD_SPEC.error(f"registered object {spec!r} is not a Spec", component=component))
+            return
+        if component is not None:
+            object.__setattr__(spec, "component", component)
+        where = spec.component
+        if spec.impl and not check_impl(spec.impl):
+            self.problems.append(
+                E.R_BAD_SPEC.error(
+                    f"{spec.kind} {spec.label()!r}: impl {spec.impl!r} is not 'module:attr'", component=where
+                )
+            )
+        for requirement in spec.requires:
+            if not valid_requirement(requirement):
+                self.problems.append(
+                    E.R_BAD_SPEC.error(
+                        f"{spec.kind} {spec.label()!r}: {requirement!r} is not a requirement string", component=where
+                    )
+                )
+        framework = getattr(spec, "framework", None)
+        if framework is not None and framework not in FRAMEWORKS:
+            self.problems.append(
+                E.R_BAD_SPEC.error(
+                    f"{spec.kind} {spec.label()!r}: framework {framework!r} is not one of {', '.join(FRAMEWORKS)}",
+                    component=where,
+                )
+            )
+            return
+        table = self._specs[spec.kind]
+        existing = table.get(spec.key)
+        if existing is not None:
+            self.problems.append(
+                E.R_DUPLICATE.error(
+                    f"{spec.kind} {spec.label()!r} is registered by {existing.component} and again by {where}; "
+                    "the first registration is kept",
+                    component=where,
+                )
+            )
+            return
+        table[spec.key] = spec
+
+    # ---- access ----------------------------------------------------------------------
+    def all(self, kind: str | type[S]) -> list[S]:
+        if isinstance(kind, type):
+            kind = kind.kind
+        return list(self._specs[kind].values())  # type: ignore[arg-type]
+
+    def tasks(self) -> list[TaskSpec]:
+        return self.all(TaskSpec)
+
+    def task(self, name: str) -> TaskSpec:
+        """A task by name or alias; OM-I001 (with suggestions) if unknown."""
+        table = self._specs[TaskSpec.kind]
+        if name in table:
+            return table[name]  # type: ignore[return-value]
+        for task in table.values():
+            if name in task.aliases:  # type: ignore[attr-defined]
+                return task  # type: ignore[return-value]
+        names = [t.name for t in self.tasks()] + [a for t in self.tasks() for a in t.aliases]
+        raise E.I_UNKNOWN_TASK.error(f"unknown task {name!r}.{suggest(name, names)}")
+
+    def get(self, kind: str | type[S], key: object) -> S:
+        if isinstance(kind, type):
+            kind = kind.kind
+        table = self._specs[kind]
+        if key in table:
+            return table[key]  # type: ignore[return-value]
+        raise E.R_NOT_FOUND.error(f"no {kind} named {key!r} is registered.{suggest(str(key), [str(k) for k in table])}")
+
+    def find(self, kind: str | type[S], key: object) -> S | None:
+        if isinstance(kind, type):
+            kind = kind.kind
+        return self._specs[kind].get(key)  # type: ignore[return-value]
+
+    def pipeline_wrapper(self, task: str) -> PipelineWrapperSpec:
+        return self.get(PipelineWrapperSpec, self.task(task).name)
+
+    def pipelines_for(self, task: str, framework: str | None = None) -> list[PipelineSpec]:
+        name = self.task(task).name
+        found = [
+            p for p in self.all(PipelineSpec) if p.task == name and (framework is None or p.framework == framework)
+        ]
+        return sorted(found, key=lambda p: -p.priority)
+
+    def trainers_for(self, task: str, framework: str | None = None) -> list[TrainerSpec]:
+        name = self.task(task).name
+        found = [t for t in self.all(TrainerSpec) if t.task == name and (framework is None or t.framework == framework)]
+        return sorted(found, key=lambda t: -t.priority)
+
+    def model_group(self, name: str) -> ModelGroupSpec:
+        return self.get(ModelGroupSpec, name)
+
+    def template(self, name: str) -> TemplateSpec:
+        return self.get(TemplateSpec, name)
+
+    def hub(self, name: str) -> HubSpec:
+        return self.get(HubSpec, name)
+
+    def dataset_for(self, task: str) -> DatasetSpec:
+        for spec in self.all(DatasetSpec):
+            if spec.task == task:
+                return spec
+        raise E.R_NOT_FOUND.error(f"no dataset format is registered for task {task!r}")
+
+    def command(self, name: str) -> CommandSpec | None:
+        for spec in self.all(CommandSpec):
+            if spec.name == name or name in spec.aliases:
+                return spec
+        return None
+
+    # ---- validation ------------------------------------------------------------------
+    def validate(self) -> list[OpenMindError]:
+        """Check relations; appends to and returns :attr:`problems`."""
+        tasks = self._specs[TaskSpec.kind]
+        templates = self._specs[TemplateSpec.kind]
+        add = self.problems.append
+
+        aliases: dict[str, TaskSpec] = {}
+        for task in self.all(TaskSpec):
+            if task.kind_of not in ("inference", "training"):
+                add(
+                    E.R_BAD_SPEC.error(
+                        f"task {task.name!r}: kind_of {task.kind_of!r} is not inference|training",
+                        component=task.component,
+                    )
+                )
+            for alias in task.aliases:
+                other = aliases.get(alias) or (tasks.get(alias) if alias != task.name else None)
+                if other is not None:
+                    add(
+                        E.R_DUPLICATE.error(
+                            f"task alias {alias!r} of {task.name!r} is also claimed by task {other.name!r} ({other.component})",
+                            component=task.component,
+                        )
+                    )  # type: ignore[attr-defined]
+                aliases[alias] = task
+
+        def need_task(spec: Spec, task: str, kind_of: str | None = None) -> bool:
+            if task not in tasks:
+                add(
+                    E.R_UNKNOWN_TASK.error(
+                        f"{spec.kind} {spec.label()!r} is for unknown task {task!r}.{suggest(task, tasks)}",
+                        component=spec.component,
+                    )
+                )
+                return False
+            if kind_of and tasks[task].kind_of != kind_of:  # type: ignore[attr-defined]
+                add(
+                    E.R_RELATION.error(
+                        f"{spec.kind} {spec.label()!r} needs a {kind_of} task, but {task!r} is a {tasks[task].kind_of} task",
+                        component=spec.component,
+                    )
+                )  # type: ignore[attr-defined]
+                return False
+            return True
+
+        wrappers = self._specs[PipelineWrapperSpec.kind]
+        for spec in self.all(PipelineWrapperSpec):
+            need_task(spec, spec.task, "inference")
+        for spec in self.all(PipelineSpec):
+            if need_task(spec, spec.task, "inference") and spec.task not in wrappers:
+                add(
+                    E.R_DANGLING.error(
+                        f"pipeline {spec.label()!r} has no pipeline wrapper for task {spec.task!r}",
+                        component=spec.component,
+                    )
+                )
+        twrappers = self._specs[TrainerWrapperSpec.kind]
+        for spec in self.all(TrainerWrapperSpec):
+            need_task(spec, spec.task, "training")
+        for spec in self.all(TrainerSpec):
+            if need_task(spec, spec.task, "training") and spec.task not in twrappers:
+                add(
+                    E.R_DANGLING.error(
+                        f"trainer {spec.label()!r} has no trainer wrapper for task {spec.task!r}",
+                        component=spec.component,
+                    )
+                )
+        dataset_by_task: dict[str, DatasetSpec] = {}
+        for spec in self.all(DatasetSpec):
+            if need_task(spec, spec.task, "training"):
+                other = dataset_by_task.get(spec.task)
+                if other is not None:
+                    add(
+                        E.R_RELATION.error(
+                            f"task {spec.task!r} has two dataset formats: {other.name!r} ({other.component}) and {spec.name!r}",
+                            component=spec.component,
+                        )
+                    )
+                dataset_by_task[spec.task] = spec
+
+        template_owner: dict[str, ModelGroupSpec] = {}
+        for group in self.all(ModelGroupSpec):
+            for task in group.tasks:
+                need_task(group, task)
+            for framework in group.frameworks:
+                if framework not in FRAMEWORKS:
+                    add(
+                        E.R_BAD_SPEC.error(
+                            f"model group {group.name!r}: framework {framework!r} is not one of {', '.join(FRAMEWORKS)}",
+                            component=group.component,
+                        )
+                    )
+            if not group.template:
+                continue
+            if group.template not in templates:
+                add(
+                    E.R_DANGLING.error(
+                        f"model group {group.name!r} names template {group.template!r}, which no plugin registers.{suggest(group.template, templates)}",
+                        component=group.component,
+                    )
+                )
+                continue
+            owner = template_owner.get(group.template)
+            if owner is not None:
+                add(
+                    E.R_RELATION.error(
+                        f"template {group.template!r} is claimed by model groups {owner.name!r} and {group.name!r}; each group has its own template",
+                        component=group.component,
+                    )
+                )
+            template_owner[group.template] = group
+        return self.problems
+
+    def raise_problems(self) -> None:
+        if self.problems:
+            raise self.problems[0]
+
+    # ---- views -----------------------------------------------------------------------
+    def by_component(self) -> dict[str, list[Spec]]:
+        grouped: dict[str, list[Spec]] = defaultdict(list)
+        for table in self._specs.values():
+            for spec in table.values():
+                grouped[spec.component.distribution if spec.component else "?"].append(spec)
+        return dict(grouped)

@@ -1,0 +1,241 @@
+"""Typed specs: what plugins register.
+
+A spec is data. It names its implementation as a ``"module:attr"`` string and its needs as
+requirement strings (``"torch>=2.1"``), so the whole support matrix can be listed without
+importing a framework. :meth:`Spec.load` imports the implementation, and only then.
+
+Relations (validated by :class:`openmind.core.registry.Registry`):
+
+=================  ==========================  ===========================================
+spec               key                         relation
+=================  ==========================  ===========================================
+TaskSpec           name                        top concept
+PipelineWrapper    task                        1:1 with a task
+PipelineSpec       (task, framework, backend)  a wrapper has one pipeline per framework
+TrainerWrapper     task                        1:1 with a (training) task
+TrainerSpec        (task, framework, backend)  a trainer wrapper has one trainer per framework
+ModelGroupSpec     name                        N:M with tasks; names exactly one template
+TemplateSpec       name                        1:1 with a model group
+DatasetSpec        task                        1:1 with a (training) task: its standard format
+HubSpec            name                        pluggable hubs
+CommandSpec        name                        CLI verbs
+=================  ==========================  ===========================================
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+from openmind.core.errors import Component
+
+FRAMEWORKS = ("pt", "ms")
+_IMPL_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Common fields. ``component`` is filled in by the registry with the registering plugin."""
+
+    kind: ClassVar[str] = "spec"
+    #: "module:attr" of the implementation, or "" for pure metadata specs.
+    impl: str = field(default="", kw_only=True)
+    #: requirement strings the implementation needs at use time.
+    requires: tuple[str, ...] = field(default=(), kw_only=True)
+    description: str = field(default="", kw_only=True)
+    component: Component | None = field(default=None, kw_only=True, compare=False)
+
+    @property
+    def key(self) -> Any:
+        return self.name  # type: ignore[attr-defined]
+
+    def label(self) -> str:
+        key = self.key
+        return "/".join(key) if isinstance(key, tuple) else str(key)
+
+    def load(self) -> Any:
+        """Import and return the implementation. Raises OM-R007 / OM-X001 with the install hint."""
+        from openmind.core.lazy import import_string
+
+        return import_string(
+            self.impl, feature=f"{self.kind} {self.label()!r}", requires=self.requires, component=self.component
+        )
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"kind": self.kind}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "component":
+                value = (
+                    {"distribution": value.distribution, "version": value.version, "plugin": value.plugin}
+                    if value
+                    else None
+                )
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[f.name] = value
+        return out
+
+
+@dataclass(frozen=True)
+class TaskSpec(Spec):
+    """A task: ``chat``, ``text2emb``, ``sft`` ...
+
+    :param kind_of: ``"inference"`` (has a PipelineWrapper) or ``"training"`` (has a
+        TrainerWrapper and a Dataset format).
+    """
+
+    kind: ClassVar[str] = "task"
+    name: str
+    domain: str = "nlp"
+    kind_of: str = "inference"
+    aliases: tuple[str, ...] = ()
+    input_schema: str = ""
+    output_schema: str = ""
+
+
+@dataclass(frozen=True)
+class PipelineWrapperSpec(Spec):
+    kind: ClassVar[str] = "pipeline-wrapper"
+    task: str
+
+    @property
+    def key(self) -> str:
+        return self.task
+
+
+@dataclass(frozen=True)
+class PipelineSpec(Spec):
+    """A per-framework pipeline for a task. ``backend`` distinguishes e.g. mindnlp from mindformers."""
+
+    kind: ClassVar[str] = "pipeline"
+    task: str
+    framework: str
+    backend: str = "default"
+    #: higher wins when several backends of one framework implement a task.
+    priority: int = 0
+    #: free text shown in the support matrix, e.g. "needs Ascend".
+    note: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.task, self.framework, self.backend)
+
+
+@dataclass(frozen=True)
+class TrainerWrapperSpec(Spec):
+    kind: ClassVar[str] = "trainer-wrapper"
+    task: str
+
+    @property
+    def key(self) -> str:
+        return self.task
+
+
+@dataclass(frozen=True)
+class TrainerSpec(Spec):
+    kind: ClassVar[str] = "trainer"
+    task: str
+    framework: str
+    backend: str = "default"
+    priority: int = 0
+    note: str = ""
+    #: finetuning types supported, e.g. ("full", "freeze", "lora").
+    finetuning_types: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.task, self.framework, self.backend)
+
+
+@dataclass(frozen=True)
+class ModelGroupSpec(Spec):
+    """A model family.
+
+    :param architectures: ``config.json`` ``architectures`` values that identify the group.
+    :param model_types: ``config.json`` ``model_type`` values that identify the group.
+    :param hub_ids: ``{"huggingface": ("org/name", ...), "modelers": (...), ...}``.
+    :param template: name of the group's template (1:1).
+    :param lora_targets: default LoRA target modules.
+    """
+
+    kind: ClassVar[str] = "model-group"
+    name: str
+    tasks: tuple[str, ...] = ()
+    template: str = ""
+    architectures: tuple[str, ...] = ()
+    model_types: tuple[str, ...] = ()
+    hub_ids: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+    sizes: tuple[str, ...] = ()
+    lora_targets: tuple[str, ...] = ()
+    frameworks: tuple[str, ...] = FRAMEWORKS
+
+
+@dataclass(frozen=True)
+class TemplateSpec(Spec):
+    """A prompt template. ``impl`` points at the renderer; ``template_kind`` is e.g.
+    ``"native"`` (openmind renderer) or ``"jinja"`` (the tokenizer's own chat_template)."""
+
+    kind: ClassVar[str] = "template"
+    name: str
+    template_kind: str = "native"
+    stop_words: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DatasetSpec(Spec):
+    """The standard training format of a training task (``sft``, ``pretrain``, ``preference``)."""
+
+    kind: ClassVar[str] = "dataset"
+    name: str
+    task: str
+    columns: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class HubSpec(Spec):
+    """A model/dataset hub. ``prefix`` enables ids like ``hf::org/name``."""
+
+    kind: ClassVar[str] = "hub"
+    name: str
+    prefix: str = ""
+    endpoint_env: str = ""
+
+
+@dataclass(frozen=True)
+class CommandSpec(Spec):
+    """A CLI verb. ``impl`` names a class with ``add_arguments(parser)`` and ``run(args) -> int``.
+
+    ``help`` is shown by ``openmind --help`` without importing ``impl``.
+    """
+
+    kind: ClassVar[str] = "command"
+    name: str
+    help: str = ""
+    aliases: tuple[str, ...] = ()
+
+
+SPEC_KINDS: dict[str, type[Spec]] = {
+    cls.kind: cls
+    for cls in (
+        TaskSpec,
+        PipelineWrapperSpec,
+        PipelineSpec,
+        TrainerWrapperSpec,
+        TrainerSpec,
+        ModelGroupSpec,
+        TemplateSpec,
+        DatasetSpec,
+        HubSpec,
+        CommandSpec,
+    )
+}
+
+
+def check_impl(impl: str) -> bool:
+    return bool(_IMPL_RE.match(impl))

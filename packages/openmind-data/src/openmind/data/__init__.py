@@ -1,0 +1,5 @@
+"""openmind.data (distribution openmind-data)."""
+
+from openmind.data.version import __version__
+
+__all__ = ["__version__"]

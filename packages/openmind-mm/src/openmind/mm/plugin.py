@@ -1,0 +1,39 @@
+"""openmind-mm's plugin: multimodal tasks. Registration only; imports no framework."""
+
+from __future__ import annotations
+
+from openmind.core.hookspecs import hookimpl
+from openmind.core.specs import TaskSpec
+
+
+@hookimpl
+def openmind_register_tasks(register):
+    register(
+        TaskSpec(
+            name="text2image",
+            domain="mm",
+            aliases=("text-to-image",),
+            description="Generate an image from a prompt.",
+            input_schema="str",
+            output_schema="PIL.Image",
+        )
+    )
+    register(
+        TaskSpec(
+            name="image-to-text",
+            domain="mm",
+            aliases=("image-captioning",),
+            description="Describe an image.",
+            input_schema="image",
+            output_schema="{generated_text}",
+        )
+    )
+    register(
+        TaskSpec(
+            name="mm-sft",
+            domain="mm",
+            kind_of="training",
+            aliases=("multimodal-sft",),
+            description="Supervised fine-tuning on conversations with images/videos/audios.",
+        )
+    )

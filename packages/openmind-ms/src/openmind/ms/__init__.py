@@ -1,0 +1,5 @@
+"""openmind.ms (distribution openmind-ms)."""
+
+from openmind.ms.version import __version__
+
+__all__ = ["__version__"]
