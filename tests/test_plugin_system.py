@@ -35,7 +35,7 @@ def test_block_and_allow_lists():
     blocked = json.loads(openmind("list", "--json", env={"OPENMIND_DISABLE_PLUGINS": "testplugin"}).stdout)
     assert "poem" not in {t["name"] for t in blocked["tasks"]}
     only = json.loads(openmind("list", "--json", env={"OPENMIND_PLUGINS": "testplugin,nlp"}).stdout)
-    assert {p["name"] for p in only["plugins"]} == {"core", "testplugin", "nlp"}
+    assert {p["name"] for p in only["plugins"]} == {"core", "core-hub", "testplugin", "nlp"}
 
 
 def test_template_of_plugin_resolves_lazily():
@@ -48,9 +48,23 @@ def test_template_of_plugin_resolves_lazily():
 def test_every_shipped_package_is_a_plugin():
     data = json.loads(openmind("list", "plugins", "--json").stdout)
     names = {p["name"]: p for p in data["plugins"]}
-    for name in ("core", "nlp", "data", "mm", "pt", "ms"):
+    expected = {
+        "core": "openmind-core",
+        "core-hub": "openmind-core",
+        "nlp": "openmind-nlp",
+        "nlp-templates": "openmind-nlp",
+        "nlp-training": "openmind-nlp",
+        "nlp-serve": "openmind-nlp",
+        "nlp-eval": "openmind-nlp",
+        "data": "openmind-data",
+        "mm": "openmind-mm",
+        "pt": "openmind-pt",
+        "pt-training": "openmind-pt",
+        "ms": "openmind-ms",
+    }
+    for name, dist in expected.items():
         assert names[name]["loaded"], names[name]
-        assert names[name]["distribution"] == ("openmind-core" if name == "core" else f"openmind-{name}")
+        assert names[name]["distribution"] == dist
 
 
 def test_generated_docs_are_not_stale():

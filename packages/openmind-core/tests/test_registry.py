@@ -195,7 +195,7 @@ def test_plugin_that_fails_to_import_is_reported(monkeypatch):
 
     monkeypatch.setitem(P.DEFAULT_PLUGINS, "ghost", "openmind_no_such_module_xyz")
     h = PluginHost(load_entry_points=False)
-    assert problems(h) == [("OM-P001", "core")] or [c for c, _ in problems(h)] == ["OM-P001"]
+    assert problems(h) == [("OM-P001", "ghost")]
     assert not [p for p in h.plugins if p.name == "ghost"][0].loaded
 
 
@@ -246,11 +246,11 @@ def test_allow_and_block_lists(monkeypatch):
 
     monkeypatch.setenv("OPENMIND_PLUGINS", "nothing-matches")
     only_core = {p.name for p in P.PluginHost().plugins}
-    assert only_core == {"core"}
+    assert only_core == set(P.DEFAULT_PLUGINS)
     monkeypatch.delenv("OPENMIND_PLUGINS")
     everything = {p.name for p in P.PluginHost().plugins}
-    monkeypatch.setenv("OPENMIND_DISABLE_PLUGINS", ",".join(everything - {"core"}))
-    assert {p.name for p in P.PluginHost().plugins} == {"core"}
+    monkeypatch.setenv("OPENMIND_DISABLE_PLUGINS", ",".join(everything - set(P.DEFAULT_PLUGINS)))
+    assert {p.name for p in P.PluginHost().plugins} == set(P.DEFAULT_PLUGINS)
 
 
 def test_attributed_wraps_foreign_exceptions():

@@ -29,7 +29,7 @@ ENTRY_POINT_GROUP = "openmind"
 CORE_COMPONENT = Component("openmind-core", __version__, "core")
 
 #: core's own plugins, registered through the same hooks as everyone else's.
-DEFAULT_PLUGINS = {"core": "openmind.core.builtins"}
+DEFAULT_PLUGINS = {"core": "openmind.core.builtins", "core-hub": "openmind.core.hub.plugin"}
 
 #: registration hook name -> spec kind it registers
 REGISTRATION_HOOKS = (
@@ -103,7 +103,7 @@ class PluginHost:
 
     def _load(self, load_entry_points: bool, extra: dict[str, Any]) -> None:
         for name, module in DEFAULT_PLUGINS.items():
-            self._register(name, module, CORE_COMPONENT, module)
+            self._register(name, module, Component(CORE_COMPONENT.distribution, CORE_COMPONENT.version, name), module)
         allow = _names("OPENMIND_PLUGINS")
         block = _names("OPENMIND_DISABLE_PLUGINS") or set()
         if load_entry_points:

@@ -1,0 +1,1 @@
+"""Hubs: pull / push / rm / cache across Modelers, Hugging Face, ModelScope and local folders."""

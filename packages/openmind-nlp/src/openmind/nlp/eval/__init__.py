@@ -1,0 +1,1 @@
+"""Model evaluation (`openmind eval`)."""

@@ -1,0 +1,1 @@
+"""PyTorch trainers (transformers Trainer, peft, trl)."""
