@@ -25,8 +25,10 @@ class EntryPointInfo:
 
 def _fingerprint() -> str:
     parts = [sys.executable]
-    for entry in sys.path:
-        if not entry:  # the current directory (python -c): never holds installed distributions
+    for i, entry in enumerate(sys.path):
+        # sys.path[0] is the script's folder or the current directory (python -c / -m): it changes
+        # with how openmind is started and never holds the installed distributions.
+        if not entry or (i == 0 and "-packages" not in entry):
             continue
         try:
             parts.append(f"{entry}={os.stat(entry or '.').st_mtime_ns}")

@@ -17,10 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import pluggy
-
 from openmind.core import errors as E
-from openmind.core import hookspecs
 from openmind.core.errors import Component, OpenMindError
 from openmind.core.registry import Registry
 from openmind.core.version import __version__
@@ -76,11 +73,16 @@ class PluginHost:
     """Owns the pluggy manager, the loaded plugins and the registry built from them."""
 
     def __init__(self, load_entry_points: bool = True, extra: dict[str, Any] | None = None) -> None:
+        import pluggy  # imported here: a registry served from the snapshot needs no pluggy
+
+        from openmind.core import hookspecs
+
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.plugins: list[PluginInfo] = []
         self.components: dict[str, Component] = {}
         self.registry = Registry()
+        self.registry.plugin_infos = self.plugins
         self._load(load_entry_points, extra or {})
         self._build()
 
@@ -143,6 +145,8 @@ class PluginHost:
                             component=component,
                         )
                     )
+        import pluggy
+
         try:
             self.pm.check_pending()
         except pluggy.PluginValidationError as exc:
@@ -168,29 +172,49 @@ class PluginHost:
 
 
 _HOST: PluginHost | None = None
-_LOCK = threading.Lock()
+_REGISTRY: Registry | None = None
+_LOCK = threading.RLock()
 
 
 def get_host() -> PluginHost:
-    global _HOST
+    """The process-wide plugin host (imports every allowed plugin module)."""
+    global _HOST, _REGISTRY
     with _LOCK:
         if _HOST is None:
-            _HOST = PluginHost()
+            from openmind.core import snapshot
+
+            with snapshot.recording() as recorded:
+                _HOST = PluginHost()
+            snapshot.save(_HOST.registry, recorded, DEFAULT_PLUGINS)
+            _REGISTRY = _HOST.registry
         return _HOST
 
 
 def get_registry() -> Registry:
-    """The process-wide registry, built on first use from every allowed plugin."""
-    return get_host().registry
+    """The process-wide registry, built on first use from every allowed plugin.
+
+    Served from an on-disk snapshot when nothing it was built from has changed (see
+    :mod:`openmind.core.snapshot`), so ``openmind list`` / ``--help`` import no plugin module.
+    """
+    global _REGISTRY
+    with _LOCK:
+        if _REGISTRY is None:
+            from openmind.core import snapshot
+
+            _REGISTRY = snapshot.load(DEFAULT_PLUGINS)
+        if _REGISTRY is None:
+            return get_host().registry
+        return _REGISTRY
 
 
 def reset() -> None:
     """Forget the loaded plugins (tests; after installing a plugin in-process)."""
-    global _HOST
+    global _HOST, _REGISTRY
     from openmind.core.requirements import refresh
 
     with _LOCK:
         _HOST = None
+        _REGISTRY = None
     refresh()
 
 

@@ -47,6 +47,8 @@ class Registry:
         self.problems: list[OpenMindError] = []
         #: plugin name -> component, in load order.
         self.plugins: dict[str, Component] = {}
+        #: every plugin the host tried to load (``PluginInfo``), including failed ones.
+        self.plugin_infos: list = []
 
     # ---- registration ----------------------------------------------------------------
     def add(self, spec: Spec, component: Component | None = None) -> None:

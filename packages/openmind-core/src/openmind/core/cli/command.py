@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import abc
 import argparse
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from openmind.core import args as A
+if TYPE_CHECKING:
+    from openmind.core import args as A
 
 
 class Command(abc.ABC):
@@ -26,10 +27,15 @@ class Command(abc.ABC):
         if self.takes_config:
             parser.add_argument("config", nargs="?", help="YAML/JSON argument file, or a run folder to start from.")
         self.add_arguments(parser)
-        A.add_to_parser(parser, self.groups)
+        if self.groups:
+            from openmind.core import args as A
+
+            A.add_to_parser(parser, self.groups)
 
     def resolve(self, ns: argparse.Namespace, groups: tuple[str, ...] | None = None) -> A.Namespace:
         """Resolve the unified arguments from the config file / run folder and the flags given."""
+        from openmind.core import args as A
+
         groups = groups or self.groups
         keys = {f for g in groups for f in A.GROUPS[g].__dataclass_fields__}
         given: dict[str, Any] = {}

@@ -144,23 +144,21 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
 
 
 def plugin_rows():
-    from openmind.core.plugins import get_host
+    from openmind.core.plugins import get_registry
 
     headers = ["plugin", "distribution", "version", "loaded", "error"]
     rows = [
         [p.name, p.component.distribution, p.component.version, "yes" if p.loaded else "NO", p.error]
-        for p in get_host().plugins
+        for p in get_registry().plugin_infos
     ]
     return headers, rows
 
 
 def as_json(registry: Registry, sections: list[str], framework: str | None) -> dict:
-    from openmind.core.plugins import get_host
-
     out: dict = {}
     for section in sections:
         if section == "plugins":
-            out["plugins"] = [p.to_dict() for p in get_host().plugins]
+            out["plugins"] = [p.to_dict() for p in registry.plugin_infos]
             continue
         items = []
         for spec in registry.all(KINDS[section]):
