@@ -19,30 +19,9 @@ import abc
 from dataclasses import dataclass, field
 from typing import Any
 
-from openmind.core.errors import TemplateError, define
+from openmind.nlp.templates.errors import TP_BAD_TRAIN_ON, TP_NO_TEMPLATE, TP_RENDER
 
 IGNORE_INDEX = -100
-
-TP_NO_TEMPLATE = define(
-    "OM-TP001",
-    "No chat template for this model",
-    "Pass --template NAME (see `openmind list templates`) or --model-group NAME; a tokenizer with "
-    "a chat_template is used as is.",
-    TemplateError,
-)
-TP_BAD_MESSAGES = define(
-    "OM-TP002",
-    "Conversation does not fit the template",
-    "Messages are a list of {role, content} with roles system/user/assistant/tool; check the order "
-    "the template expects (e.g. a system message first).",
-    TemplateError,
-)
-TP_RENDER = define(
-    "OM-TP003",
-    "Template failed to render",
-    "The chat template raised while rendering; check the conversation against the model's expected format.",
-    TemplateError,
-)
 
 Message = dict[str, Any]
 
@@ -107,18 +86,52 @@ class Template(abc.ABC):
         train_on: str = "assistant",
     ) -> Encoded:
         """Token ids + labels. ``train_on``: ``assistant`` (every assistant turn), ``last`` (only the
-        last assistant turn) or ``all`` (every token)."""
+        last assistant turn) or ``all`` (every token).
+
+        The whole rendered string is tokenized at once, so ``input_ids`` are exactly what inference
+        sees (tokenizing pieces apart would add SentencePiece word-start markers at every cut); a
+        token carries a label when its first character lies in a trainable segment. Tokenizers
+        without offset mappings (slow tokenizers) fall back to tokenizing segment by segment.
+        """
+        if train_on not in ("assistant", "last", "all"):
+            raise TP_BAD_TRAIN_ON.error(
+                f"train_on={train_on!r} is not one of assistant, last, all", location="train_on"
+            )
         pieces = self.segments(messages, tools=tools)
         last = max((i for i, (_, t) in enumerate(pieces) if t), default=-1)
-        ids: list[int] = []
-        labels: list[int] = []
-        offsets: list[int] = []
-        for i, (text, trainable) in enumerate(pieces):
-            piece = tokenizer(text, add_special_tokens=False)["input_ids"]
-            offsets.append(len(ids))
-            ids += piece
-            keep = train_on == "all" or (trainable and (train_on == "assistant" or i == last))
-            labels += piece if keep else [IGNORE_INDEX] * len(piece)
+        keep = [train_on == "all" or (t and (train_on == "assistant" or i == last)) for i, (_, t) in enumerate(pieces)]
+        text = "".join(p for p, _ in pieces)
+        starts: list[int] = []
+        pos = 0
+        for piece, _ in pieces:
+            starts.append(pos)
+            pos += len(piece)
+        try:
+            enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+            spans = enc["offset_mapping"]
+        except (NotImplementedError, KeyError, TypeError, ValueError):
+            spans = None
+        if spans is None:
+            ids: list[int] = []
+            labels: list[int] = []
+            offsets: list[int] = []
+            for (piece, _), kept in zip(pieces, keep):
+                piece_ids = tokenizer(piece, add_special_tokens=False)["input_ids"]
+                offsets.append(len(ids))
+                ids += piece_ids
+                labels += piece_ids if kept else [IGNORE_INDEX] * len(piece_ids)
+            return Encoded(ids, labels, offsets)
+        import bisect
+
+        ids = list(enc["input_ids"])
+        labels = []
+        offsets = [len(ids)] * len(pieces)
+        for k, (token, (begin, _end)) in enumerate(zip(ids, spans)):
+            seg = max(bisect.bisect_right(starts, begin) - 1, 0)
+            offsets[seg] = min(offsets[seg], k)
+            labels.append(token if keep[seg] else IGNORE_INDEX)
+        for i in range(len(offsets) - 2, -1, -1):  # empty segments start where the next one does
+            offsets[i] = min(offsets[i], offsets[i + 1])
         return Encoded(ids, labels, offsets)
 
 
@@ -155,26 +168,7 @@ class JinjaTemplate(Template):
 
     def _template(self):
         if self._compiled is None:
-            from datetime import datetime
-
-            from jinja2 import ext
-            from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-            def raise_exception(message: str):
-                raise TP_RENDER.error(f"chat template: {message}")
-
-            def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
-                import json
-
-                return json.dumps(
-                    x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
-                )
-
-            env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[ext.loopcontrols])
-            env.filters["tojson"] = tojson
-            env.globals["raise_exception"] = raise_exception
-            env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
-            self._compiled = env.from_string(self.source)
+            self._compiled = _compile(self.source)
         return self._compiled
 
     def render(
@@ -189,7 +183,7 @@ class JinjaTemplate(Template):
 
         try:
             return self._template().render(
-                messages=messages,
+                messages=_alias_reasoning(messages),
                 tools=tools,
                 add_generation_prompt=add_generation_prompt,
                 **self.special_tokens,
@@ -199,3 +193,64 @@ class JinjaTemplate(Template):
             raise
         except Exception as exc:
             raise TP_RENDER.error(f"template {self.name!r}: {type(exc).__name__}: {exc}") from exc
+
+
+def _alias_reasoning(messages: list[Message]) -> list[Message]:
+    """Like transformers: a message's reasoning is visible as ``reasoning_content`` and ``thinking``."""
+    out = []
+    for message in messages:
+        if isinstance(message, dict):
+            reasoning = next(
+                (message[k] for k in ("reasoning_content", "thinking", "reasoning") if message.get(k) is not None), None
+            )
+            if reasoning is not None:
+                message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
+        out.append(message)
+    return out
+
+
+def _compile(source: str):
+    """Compile a chat template in the sandbox ``transformers.apply_chat_template`` uses (same
+    environment options, globals and filters), without importing transformers."""
+    import json
+    from datetime import datetime
+
+    import jinja2
+    from jinja2 import ext, nodes
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    class GenerationTag(ext.Extension):
+        # ``{% generation %}...{% endgeneration %}`` marks assistant text in some templates; it renders its body.
+        tags = {"generation"}
+
+        def parse(self, parser):
+            lineno = next(parser.stream).lineno
+            body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+            return nodes.CallBlock(self.call_method("_body"), [], [], body).set_lineno(lineno)
+
+        def _body(self, caller):
+            return caller()
+
+    def raise_exception(message: str):
+        raise TP_RENDER.error(f"chat template: {message}")
+
+    def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+    class TemplateNamespace(jinja2.utils.Namespace):
+        def __init__(*args, **kwargs):  # noqa: N805 - the signature trick jinja's Namespace uses
+            self, args = args[0], args[1:]
+            attrs = dict(*args, **kwargs)
+            for name in attrs:
+                if isinstance(name, str) and name.startswith("_"):
+                    raise jinja2.exceptions.SecurityError(f"namespace attribute {name!r} is not allowed")
+            jinja2.utils.Namespace.__init__(self, attrs)
+
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=[GenerationTag, ext.loopcontrols]
+    )
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
+    env.globals["namespace"] = TemplateNamespace
+    return env.from_string(source)

@@ -1,0 +1,31 @@
+"""Phi-3 / Phi-3.5 instruction format."""
+
+from __future__ import annotations
+
+from openmind.nlp.templates.native import NativeTemplate, Pieces
+
+
+class Phi3Template(NativeTemplate):
+    """``<|system|>\\n{system}<|end|>\\n<|user|>\\n{user}<|end|>\\n<|assistant|>\\n{answer}<|end|>\\n``
+
+    Like microsoft/Phi-3.5-mini-instruct: an empty system message is left out; a conversation
+    rendered without a generation prompt ends with ``<|endoftext|>``. Trained: ``{answer}<|end|>``.
+    """
+
+    name = "phi3"
+    eos = "<|endoftext|>"
+    stop_words = ("<|end|>", "<|endoftext|>")
+    roles = ("system", "user", "assistant")
+
+    def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
+        pieces: Pieces = []
+        for m in messages:
+            role, content = m["role"], m["content"]
+            if role == "system" and content:
+                pieces.append(("<|system|>\n" + content + "<|end|>\n", False))
+            elif role == "user":
+                pieces.append(("<|user|>\n" + content + "<|end|>\n", False))
+            elif role == "assistant":
+                pieces += [("<|assistant|>\n", False), (content + "<|end|>", True), ("\n", False)]
+        pieces.append(("<|assistant|>\n", False) if add_generation_prompt else (self.eos, False))
+        return pieces
