@@ -48,7 +48,8 @@ class GLM4Template(NativeTemplate):
                             hint="Use --template jinja with the model's own chat_template for GLM-4 built-in tools.",
                         )
                     function = tool["function"]
-                    text += "\n\n## " + str(function["name"]) + "\n\n" + tojson(function, indent=4) + FUNCTION_NOTE
+                    # one newline, not two: trim_blocks eats the first after the official `{% if %}`
+                    text += "\n## " + str(function["name"]) + "\n\n" + tojson(function, indent=4) + FUNCTION_NOTE
                 pieces.append((text, False))
             if not m.get("content"):
                 continue
