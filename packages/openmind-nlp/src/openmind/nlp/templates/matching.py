@@ -99,13 +99,19 @@ def _score(evidence: Evidence | None, config: dict, template: str, names: str) -
 
 
 def match_model_group(
-    config: dict[str, Any], *, tokenizer_config: dict[str, Any] | None = None, registry=None, where: str = "config.json"
+    config: dict[str, Any],
+    *,
+    tokenizer_config: dict[str, Any] | None = None,
+    registry=None,
+    where: str = "config.json",
+    name: str | None = None,
 ):
     """The registered :class:`~openmind.core.specs.ModelGroupSpec` a model belongs to.
 
     :param config: the parsed ``config.json``.
     :param tokenizer_config: the parsed ``tokenizer_config.json`` (its ``chat_template`` and
         ``name_or_path`` help tell apart families that share an architecture).
+    :param name: the model's name or folder, more evidence of the same kind.
     :raises OpenMindError: OM-M201 when no group matches, OM-M202 when several remain.
     """
     from openmind.core.specs import ModelGroupSpec
@@ -134,7 +140,9 @@ def match_model_group(
     template = tokenizer_config.get("chat_template") or ""
     if isinstance(template, list):  # several named templates
         template = " ".join(t.get("template", "") for t in template if isinstance(t, dict))
-    names = " ".join(str(v) for v in (config.get("_name_or_path"), tokenizer_config.get("name_or_path")) if v).lower()
+    names = " ".join(
+        str(v) for v in (config.get("_name_or_path"), tokenizer_config.get("name_or_path"), name) if v
+    ).lower()
     scores = {g.name: _score(EVIDENCE.get(g.name), config, template, names) for g in candidates}
     best = max(scores.values())
     winners = [g for g in candidates if scores[g.name] == best]
@@ -179,5 +187,9 @@ def match_model_dir(model_dir: str | Path, *, registry=None):
     if config is None:
         raise M_BAD_CONFIG.error(f"{folder} has no config.json", location=str(folder / "config.json"))
     return match_model_group(
-        config, tokenizer_config=tokenizer_config_of(folder), registry=registry, where=str(folder / "config.json")
+        config,
+        tokenizer_config=tokenizer_config_of(folder),
+        registry=registry,
+        where=str(folder / "config.json"),
+        name=str(folder.resolve()),
     )
