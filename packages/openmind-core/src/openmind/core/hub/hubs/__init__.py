@@ -1,0 +1,1 @@
+"""Hub implementations (each imports its client lazily, when used)."""
