@@ -1,0 +1,297 @@
+"""Template rendering + tokenisation with per-turn label masks, batched through fast tokenizers.
+
+How a conversation becomes ``input_ids``/``labels``:
+
+1. the template cuts the rendered conversation into ``(text, trainable)`` pieces
+   (:meth:`openmind.nlp.templates.Template.segments`);
+2. the whole rendered string is tokenised **once** (a batch of conversations in one call to the
+   Rust tokenizer), so ``input_ids`` are exactly what ``apply_chat_template(tokenize=True)``
+   gives — tokens merge across piece boundaries the same way they do at inference;
+3. each token takes the piece its first character belongs to (character offsets from the
+   tokenizer): tokens of trainable pieces keep their id as label, the others get
+   ``IGNORE_INDEX``. ``train_on``: ``assistant`` (every assistant turn, the default), ``last``
+   (only the last assistant turn) or ``all``.
+
+Tokenising each piece on its own (what a naive per-turn encoder does) can differ from this at
+the boundaries — with Llama-2's tokenizer it adds a spurious ``▁`` (id 29871) at the start of
+every answer — so openmind tokenises whole strings. Slow (Python) tokenizers, which have no
+offsets, fall back to :meth:`Template.encode` piece by piece.
+
+Truncation (``cutoff_len``): ``right`` keeps the start, ``left`` keeps the end, ``drop`` leaves
+the sample out, ``error`` raises OM-D007; all are counted. A sample left without any trainable
+token (after truncation) is dropped and counted.
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_left
+from typing import Any
+
+from openmind.data.formats import for_template, parse_tools
+
+IGNORE_INDEX = -100
+#: row status codes written by the encoder (counted in the report, see prepare.py)
+OK, TRUNCATED, DROPPED, TOO_LONG, NO_LABELS = 0, 1, 2, 3, 4
+TRUNCATIONS = ("right", "left", "drop", "error")
+TRAIN_ON = ("assistant", "all", "last")
+
+
+def backend_of(tokenizer: Any):
+    """A private copy of the fast tokenizer's Rust backend (no truncation/padding state), or None."""
+    backend = getattr(tokenizer, "backend_tokenizer", None) if getattr(tokenizer, "is_fast", False) else None
+    if backend is None:
+        return None
+    from tokenizers import Tokenizer
+
+    copy = Tokenizer.from_str(backend.to_str())
+    copy.no_truncation()
+    copy.no_padding()
+    return copy
+
+
+def _bos_eos(tokenizer: Any) -> tuple[list[int], list[int]]:
+    """What the tokenizer adds around a plain text (for pre-training rows)."""
+    bos = getattr(tokenizer, "bos_token_id", None)
+    eos = getattr(tokenizer, "eos_token_id", None)
+    probe = tokenizer("a", add_special_tokens=True)["input_ids"]
+    prefix = [bos] if bos is not None and probe and probe[0] == bos else []
+    return prefix, ([eos] if eos is not None else [])
+
+
+class Encoder:
+    """Batch function for ``datasets.map(batched=True)``: standard rows -> ids/labels.
+
+    :param stage: ``sft`` (conversations), ``pt`` (text) or ``dpo``/``rm`` (preference pairs).
+    """
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        template: Any = None,
+        *,
+        stage: str = "sft",
+        train_on: str = "assistant",
+        cutoff_len: int = 1024,
+        truncation: str = "right",
+    ) -> None:
+        if train_on not in TRAIN_ON:
+            raise ValueError(f"train_on must be one of {TRAIN_ON}")
+        if truncation not in TRUNCATIONS:
+            raise ValueError(f"truncation must be one of {TRUNCATIONS}")
+        self.tokenizer = tokenizer
+        self.template = template
+        self.stage = stage
+        self.train_on = "last" if stage in ("dpo", "rm") else train_on
+        self.cutoff_len = int(cutoff_len)
+        self.truncation = truncation
+        self._backend = None
+        self._specials: tuple[list[int], list[int]] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:  # the Rust backend copy is rebuilt in each worker
+        state = dict(self.__dict__)
+        state["_backend"] = None
+        return state
+
+    # ---- tokenisation -----------------------------------------------------------------
+    @property
+    def backend(self):
+        if self._backend is None:
+            self._backend = backend_of(self.tokenizer) or False
+        return self._backend
+
+    def tokenize(self, texts: list[str]) -> list[tuple[list[int], list[int]]]:
+        """``[(ids, token start offsets)]`` of whole strings, in one batched call."""
+        backend = self.backend
+        if backend:
+            return [(e.ids, [o[0] for o in e.offsets]) for e in backend.encode_batch(texts, add_special_tokens=False)]
+        out = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+        return [(ids, [o[0] for o in offs]) for ids, offs in zip(out["input_ids"], out["offset_mapping"])]
+
+    # ---- conversations ----------------------------------------------------------------
+    def pieces(self, messages: list[dict], tools: Any) -> list[tuple[str, bool]]:
+        return self.template.segments(for_template(messages), tools=parse_tools(tools))
+
+    def _spans(self, pieces: list[tuple[str, bool]]) -> tuple[str, list[tuple[int, int]]]:
+        """The whole string and the character spans that carry labels."""
+        spans = []
+        pos = 0
+        trainable = [i for i, (_, t) in enumerate(pieces) if t]
+        keep = set(trainable[-1:]) if self.train_on == "last" else set(trainable)
+        for i, (text, _) in enumerate(pieces):
+            if i in keep:
+                spans.append((pos, pos + len(text)))
+            pos += len(text)
+        return "".join(t for t, _ in pieces), spans
+
+    def _label(self, ids: list[int], starts: list[int], spans: list[tuple[int, int]]) -> list[int]:
+        if self.train_on == "all":
+            return list(ids)
+        labels = [IGNORE_INDEX] * len(ids)
+        for a, b in spans:
+            i, j = bisect_left(starts, a), bisect_left(starts, b)
+            labels[i:j] = ids[i:j]
+        return labels
+
+    def encode_conversations(self, items: list[tuple[list[dict], Any]]) -> list[tuple[list[int], list[int]] | str]:
+        """``[(messages, tools)]`` -> ``[(ids, labels)]`` (or an error text for a row the template refuses)."""
+        from openmind.core.errors import OpenMindError
+
+        texts: list[str] = []
+        spans: list[list[tuple[int, int]] | None] = []
+        errors: dict[int, str] = {}
+        slow: dict[int, tuple[list[int], list[int]]] = {}
+        for k, (messages, tools) in enumerate(items):
+            try:
+                if not self.backend and not getattr(self.tokenizer, "is_fast", False):
+                    enc = self.template.encode(
+                        self.tokenizer, for_template(messages), tools=parse_tools(tools), train_on=self.train_on
+                    )
+                    slow[k] = (enc.input_ids, enc.labels)
+                    texts.append("")
+                    spans.append(None)
+                    continue
+                text, sp = self._spans(self.pieces(messages, tools))
+            except OpenMindError as exc:
+                errors[k] = exc.message
+                text, sp = "", None
+            texts.append(text)
+            spans.append(sp)
+        out: list[tuple[list[int], list[int]] | str] = []
+        encoded = self.tokenize(texts) if len(slow) < len(items) else [([], [])] * len(items)
+        for k, (ids, starts) in enumerate(encoded):
+            if k in errors:
+                out.append(errors[k])
+            elif k in slow:
+                out.append(slow[k])
+            else:
+                out.append((ids, self._label(ids, starts, spans[k])))
+        return out
+
+    # ---- truncation -------------------------------------------------------------------
+    def cut(self, ids: list[int], labels: list[int]) -> tuple[list[int], list[int], int]:
+        n = self.cutoff_len
+        if len(ids) <= n:
+            status = OK
+        elif self.truncation == "right":
+            ids, labels, status = ids[:n], labels[:n], TRUNCATED
+        elif self.truncation == "left":
+            ids, labels, status = ids[-n:], labels[-n:], TRUNCATED
+        elif self.truncation == "drop":
+            status = DROPPED
+        else:
+            status = TOO_LONG
+        if status in (OK, TRUNCATED) and self.stage != "pt" and all(x == IGNORE_INDEX for x in labels):
+            status = NO_LABELS
+        return ids, labels, status
+
+    # ---- batch entry points -----------------------------------------------------------
+    def __call__(self, batch: dict[str, list]) -> dict[str, list]:
+        if self.stage == "pt":
+            return self._pretrain(batch)
+        if self.stage in ("dpo", "rm"):
+            return self._pairs(batch)
+        return self._sft(batch)
+
+    def _finish(self, out: dict[str, list], batch: dict[str, list]) -> dict[str, list]:
+        out["_file"] = list(batch["_file"])
+        out["_row"] = list(batch["_row"])
+        return out
+
+    def _sft(self, batch: dict[str, list]) -> dict[str, list]:
+        tools = batch.get("tools") or [None] * len(batch["messages"])
+        results = self.encode_conversations(list(zip(batch["messages"], tools)))
+        out: dict[str, list] = {"input_ids": [], "labels": [], "_status": [], "_length": [], "_problems": []}
+        for result in results:
+            if isinstance(result, str):
+                out["input_ids"].append([])
+                out["labels"].append([])
+                out["_status"].append(OK)
+                out["_length"].append(0)
+                out["_problems"].append(json.dumps([{"field": "messages", "reason": result}]))
+                continue
+            ids, labels = result
+            length = len(ids)
+            ids, labels, status = self.cut(ids, labels)
+            out["input_ids"].append(ids if status in (OK, TRUNCATED) else [])
+            out["labels"].append(labels if status in (OK, TRUNCATED) else [])
+            out["_status"].append(status)
+            out["_length"].append(length)
+            out["_problems"].append(None)
+        return self._finish(out, batch)
+
+    def _pretrain(self, batch: dict[str, list]) -> dict[str, list]:
+        if self._specials is None:
+            self._specials = _bos_eos(self.tokenizer)
+        prefix, suffix = self._specials
+        encoded = self.tokenize(list(batch["text"]))
+        out: dict[str, list] = {"input_ids": [], "labels": [], "_status": [], "_length": [], "_problems": []}
+        for ids, _ in encoded:
+            ids = prefix + ids + suffix
+            length = len(ids)
+            ids, labels, status = self.cut(ids, list(ids))
+            keep = status in (OK, TRUNCATED)
+            out["input_ids"].append(ids if keep else [])
+            out["labels"].append(labels if keep else [])
+            out["_status"].append(status)
+            out["_length"].append(length)
+            out["_problems"].append(None)
+        return self._finish(out, batch)
+
+    def _pairs(self, batch: dict[str, list]) -> dict[str, list]:
+        items = []
+        for messages, chosen, rejected in zip(batch["messages"], batch["chosen"], batch["rejected"]):
+            for answer in (chosen, rejected):
+                items.append(
+                    (
+                        list(messages) + [{"role": "assistant", "content": answer, "tool_calls": None, "name": None}],
+                        None,
+                    )
+                )
+        results = self.encode_conversations(items)
+        out: dict[str, list] = {
+            "chosen_input_ids": [],
+            "chosen_labels": [],
+            "rejected_input_ids": [],
+            "rejected_labels": [],
+            "_status": [],
+            "_length": [],
+            "_problems": [],
+        }
+        for k in range(0, len(results), 2):
+            pair = results[k : k + 2]
+            bad = next((r for r in pair if isinstance(r, str)), None)
+            if bad is not None:
+                for key in ("chosen_input_ids", "chosen_labels", "rejected_input_ids", "rejected_labels"):
+                    out[key].append([])
+                out["_status"].append(OK)
+                out["_length"].append(0)
+                out["_problems"].append(json.dumps([{"field": "messages", "reason": bad}]))
+                continue
+            statuses = []
+            length = max(len(pair[0][0]), len(pair[1][0]))
+            for name, (ids, labels) in zip(("chosen", "rejected"), pair):
+                ids, labels, status = self.cut(ids, labels)
+                statuses.append(status)
+                out[f"{name}_input_ids"].append(ids)
+                out[f"{name}_labels"].append(labels)
+            status = max(statuses, key=lambda s: (s not in (OK, TRUNCATED), s))
+            if status not in (OK, TRUNCATED):
+                for key in ("chosen_input_ids", "chosen_labels", "rejected_input_ids", "rejected_labels"):
+                    out[key][-1] = []
+            out["_status"].append(status)
+            out["_length"].append(length)
+            out["_problems"].append(None)
+        return self._finish(out, batch)
+
+
+def encode_rows(encoder: Encoder, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Encode a few standard rows directly (previews, tests)."""
+    batch: dict[str, list] = {}
+    for row in rows:
+        for key, value in row.items():
+            batch.setdefault(key, []).append(value)
+    batch.setdefault("_file", [0] * len(rows))
+    batch.setdefault("_row", list(range(len(rows))))
+    out = encoder(batch)
+    return [{k: out[k][i] for k in out} for i in range(len(rows))]

@@ -1,0 +1,247 @@
+"""``prepare()``: standard rows -> tokenised (and optionally packed) Arrow datasets, cached on disk."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from openmind.data import cache as C
+from openmind.data import catalog, readers
+from openmind.data.encoding import DROPPED, NO_LABELS, OK, TOO_LONG, TRUNCATED, Encoder
+from openmind.data.errors import D_EMPTY, D_TEMPLATE, D_TOO_LONG
+from openmind.data.loading import Loaded, Report, RowProblem, announce, data_cache_dir, load, no_datasets_cache
+
+HELPER_COLUMNS = ("_status", "_length", "_problems", "_file", "_row")
+
+
+@dataclass
+class PreparedData:
+    """What :func:`prepare` returns.
+
+    ``train`` / ``eval`` are ``datasets.Dataset`` s (memory-mapped Arrow):
+
+    * ``pt`` / ``sft``: ``input_ids``, ``labels`` (``-100`` where not trained); with packing
+      also ``position_ids`` (restarting at 0 for every packed sample; rows are not padded);
+    * ``dpo`` / ``rm``: ``chosen_input_ids``, ``chosen_labels``, ``rejected_input_ids``,
+      ``rejected_labels`` (the prompt is masked in the labels);
+      :func:`openmind.data.adapters.trl_preference` turns them into trl's columns.
+
+    ``stats``: ``read``, ``kept``, ``rejected``, ``truncated``, ``dropped``, token counts and
+    padding waste before/after packing. ``from_cache`` tells whether the result was reused.
+    """
+
+    train: Any
+    eval: Any = None
+    stats: dict[str, Any] = field(default_factory=dict)
+    cache_dir: str | None = None
+    from_cache: bool = False
+    report: Report | None = None
+
+
+def _source_ids(data_args: Any, names: list[str]) -> list[str]:
+    """Content digests of every file behind ``names`` (hub ids as they are)."""
+    out = []
+    for name in names:
+        entry = catalog.resolve(name, getattr(data_args, "dataset_dir", None), getattr(data_args, "formatting", "auto"))
+        if entry.load_from != "file":
+            out.append(f"{entry.load_from}::{entry.hub_id}:{entry.subset}:{entry.split}")
+            continue
+        meta = {k: getattr(entry, k) for k in ("formatting", "ranking", "columns", "tags", "num_samples")}
+        out.append(json.dumps(meta, sort_keys=True))
+        for path in readers.expand(entry.paths, where=entry.defined_in):
+            out.append(C.file_digest(path))
+    return out
+
+
+def _workers(data_args: Any, n: int) -> int | None:
+    workers = max(1, int(getattr(data_args, "preprocessing_num_workers", 1) or 1))
+    return workers if workers > 1 and n >= 2 * workers else None
+
+
+def _tokenize(loaded: Loaded, encoder: Encoder, data_args: Any, report: Report, what: str):
+    """Encode the standard rows; count and act on truncation, drops and template refusals."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    ds = loaded.dataset
+    with no_datasets_cache():
+        out = ds.map(
+            encoder,
+            batched=True,
+            batch_size=512,
+            remove_columns=[c for c in ds.column_names if c not in ("_file", "_row")],
+            num_proc=_workers(data_args, len(ds)),
+            new_fingerprint=uuid.uuid4().hex,
+            desc=f"Tokenizing {what}",
+        )
+    status = out.data.column("_status").to_numpy()
+    problems = pc.is_valid(out.data.column("_problems")).to_numpy(zero_copy_only=False)
+    sources = loaded.sources
+
+    def locate(i: int) -> RowProblem:
+        row = out[int(i)]
+        src = sources[row["_file"]] if row["_file"] < len(sources) else None
+        return RowProblem(src.path if src else "?", row["_row"], src.line_of(row["_row"]) if src else None, "", "")
+
+    too_long = np.flatnonzero(status == TOO_LONG)
+    if len(too_long):
+        where = locate(too_long[0])
+        n = int(out[int(too_long[0])]["_length"])
+        raise D_TOO_LONG.error(
+            f"sample of {n} tokens is longer than cutoff_len={encoder.cutoff_len} ({len(too_long)} sample(s) in all)",
+            location=where.location,
+        )
+    bad = np.flatnonzero(problems)
+    found: list[RowProblem] = []
+    for i in bad:
+        where = locate(i)
+        for p in json.loads(out[int(i)]["_problems"]):
+            found.append(RowProblem(where.source, where.row, where.line, p["field"], p["reason"]))
+    report.problems += found
+    if len(bad):
+        if getattr(data_args, "on_error", "fail") == "fail":
+            first = found[0]
+            raise D_TEMPLATE.error(
+                f"{first.reason}" + (f" ({len(bad) - 1} more row(s))" if len(bad) > 1 else ""), location=first.location
+            )
+        report.rejected += len(bad)
+        report.kept -= len(bad)
+    report.truncated += int((status == TRUNCATED).sum())
+    dropped = int(((status == DROPPED) | (status == NO_LABELS)).sum())
+    report.dropped += dropped
+    report.kept -= dropped
+    keep = ((status == OK) | (status == TRUNCATED)) & ~problems
+    lengths = out.data.column("_length").to_numpy()[keep]
+    if not keep.all():
+        out = out.select(np.flatnonzero(keep))
+    out = out.remove_columns([c for c in HELPER_COLUMNS if c in out.column_names])
+    return out, lengths
+
+
+def _split(dataset: Any, val_size: float, seed: int):
+    if not val_size:
+        return dataset, None
+    n = len(dataset)
+    test = int(val_size) if val_size >= 1 else max(1, int(round(n * val_size)))
+    if test >= n:
+        raise D_EMPTY.error(f"val_size={val_size} leaves no training rows out of {n}")
+    parts = dataset.train_test_split(test_size=test, seed=seed, shuffle=True)
+    return parts["train"], parts["test"]
+
+
+def prepare(
+    data_args: Any,
+    tokenizer: Any,
+    template: Any = None,
+    *,
+    stage: str = "sft",
+    seed: int = 42,
+    quiet: bool = False,
+) -> PreparedData:
+    """Load, check, tokenise (and pack) ``data_args.dataset`` for ``stage``; cached on disk.
+
+    :param data_args: :class:`openmind.core.args.DataArguments` (or any object with its fields).
+    :param tokenizer: a Hugging Face tokenizer (fast ones are batched through Rust).
+    :param template: a :class:`openmind.nlp.templates.Template` (required except for ``pt``).
+    :param stage: ``pt``, ``sft``, ``dpo`` or ``rm``.
+    :param seed: seed of the ``val_size`` split.
+    :returns: :class:`PreparedData`. A second call with the same files (same content), tokenizer,
+        template, arguments and openmind-data version reuses the cache (``from_cache=True``)
+        unless ``data_args.overwrite_cache``.
+    """
+    import datasets
+
+    start = time.perf_counter()
+    if stage != "pt" and template is None:
+        from openmind.core.errors import A_MISSING
+
+        raise A_MISSING.error(
+            f"stage {stage!r} needs a template", hint="Pass --template NAME or a model with a chat template."
+        )
+    names = list(getattr(data_args, "dataset", []) or [])
+    eval_names = list(getattr(data_args, "eval_dataset", []) or [])
+    root = data_cache_dir(data_args) / "prepared"
+    digest = C.key(
+        sources=_source_ids(data_args, names) + ["--eval--"] + _source_ids(data_args, eval_names),
+        data_args=data_args,
+        tokenizer=tokenizer,
+        template=template,
+        stage=stage,
+        extra={"seed": seed},
+    )
+    hit = None if getattr(data_args, "overwrite_cache", False) else C.lookup(root, digest)
+    if hit is not None:
+        meta = json.loads((hit / C.META).read_text(encoding="utf-8"))
+        train = datasets.load_from_disk(str(hit / "train"))
+        evald = datasets.load_from_disk(str(hit / "eval")) if (hit / "eval").is_dir() else None
+        stats = dict(meta["stats"], seconds=round(time.perf_counter() - start, 3))
+        result = PreparedData(train, evald, stats, str(hit), True)
+        if not quiet:
+            announce(
+                Report(**{k: stats[k] for k in ("read", "kept", "rejected", "truncated", "dropped")}),
+                f"prepared data (cached, {hit})",
+            )
+        return result
+
+    loaded = load(data_args, stage=stage)
+    report = loaded.report
+    encoder = Encoder(
+        tokenizer,
+        template,
+        stage=stage,
+        train_on=getattr(data_args, "train_on", "assistant"),
+        cutoff_len=getattr(data_args, "cutoff_len", 1024),
+        truncation="right"
+        if (stage == "pt" and getattr(data_args, "packing", False))
+        else getattr(data_args, "truncation", "right"),
+    )
+    if stage == "pt" and getattr(data_args, "packing", False):
+        encoder.cutoff_len = 1 << 62  # long documents are split into chunks below, nothing is cut away
+    eval_loaded = load(data_args, stage=stage, names=eval_names) if eval_names else None
+    if eval_loaded is None:
+        train_rows, eval_rows = _split(loaded.dataset, float(getattr(data_args, "val_size", 0) or 0), seed)
+    else:
+        train_rows, eval_rows = loaded.dataset, eval_loaded.dataset
+        report.merge(eval_loaded.report)
+    train, lengths = _tokenize(Loaded(train_rows, report, loaded.sources), encoder, data_args, report, "train")
+    evald = None
+    if eval_rows is not None:
+        eval_sources = eval_loaded.sources if eval_loaded is not None else loaded.sources
+        evald, _ = _tokenize(Loaded(eval_rows, report, eval_sources), encoder, data_args, report, "eval")
+    if report.kept <= 0 or len(train) == 0:
+        raise D_EMPTY.error(f"no samples left to train on: {report.summary()}")
+
+    from openmind.data import packing as P
+
+    cutoff = int(getattr(data_args, "cutoff_len", 1024))
+    stats: dict[str, Any] = {k: v for k, v in report.to_dict().items() if k != "problems"}
+    stats["stage"] = stage
+    if stage in ("sft", "pt"):
+        if getattr(data_args, "packing", False):
+            if stage == "pt":
+                train = P.split_long(train, cutoff)
+                lengths = P.lengths(train)
+            train = P.pack(train, cutoff)
+            packed_lengths = P.lengths(train)
+            stats.update(P.padding_stats(lengths, cutoff, packed_lengths))
+        else:
+            stats.update(P.padding_stats(lengths, cutoff))
+    stats["train_rows"] = len(train)
+    stats["eval_rows"] = len(evald) if evald is not None else 0
+    stats["build_seconds"] = round(time.perf_counter() - start, 3)
+    meta = {"stats": stats, "stage": stage, "datasets": names, "eval_datasets": eval_names, "version": C.__version__}
+    folder = C.store(root, digest, {"train": train, "eval": evald}, meta)
+    result = PreparedData(
+        datasets.load_from_disk(str(folder / "train")),
+        datasets.load_from_disk(str(folder / "eval")) if evald is not None else None,
+        stats,
+        str(folder),
+        False,
+        report,
+    )
+    if not quiet:
+        announce(report, "prepared data")
+    return result

@@ -1,0 +1,227 @@
+"""Reading data files into Arrow through ``datasets`` (memory-mapped, never a full Python load).
+
+JSON / JSON Lines, CSV, Parquet, Arrow files, ``save_to_disk`` folders and folders of files.
+When the fast Arrow reader refuses a JSON file (a malformed line, a value whose type changes
+between rows), the file is scanned line by line so every bad line is reported with its number,
+and the good records still load.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from openmind.data.errors import D_BAD_LINE, D_FILE_TYPE, D_HUB, D_NOT_FOUND
+
+BUILDERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parquet": "parquet", ".arrow": "arrow"}
+
+
+@dataclass
+class BadLine:
+    """A record that could not be parsed: 1-based ``line``, the raw ``text`` and the ``reason``."""
+
+    line: int
+    text: str
+    reason: str
+    #: record index in the file (the record is kept as an empty placeholder so indices hold)
+    row: int = -1
+
+
+@dataclass
+class Source:
+    """One file read into a ``datasets.Dataset``; ``bad`` lists records that could not be parsed."""
+
+    path: str
+    dataset: Any
+    bad: list[BadLine] = field(default_factory=list)
+    #: record index -> 1-based line, for files read line by line (None: compute lazily)
+    lines: list[int] | None = None
+
+    def line_of(self, row: int) -> int | None:
+        """The 1-based line of record ``row`` (JSON Lines and CSV), ``None`` where lines do not apply."""
+        if self.lines is None:
+            self.lines = record_lines(self.path)
+        if self.lines and 0 <= row < len(self.lines):
+            return self.lines[row]
+        return None
+
+    def where(self, row: int) -> str:
+        line = self.line_of(row)
+        return f"{self.path}:{line}" if line else f"{self.path} record {row}"
+
+
+def record_lines(path: str) -> list[int]:
+    """Line numbers where the records of a JSON Lines or CSV file start (empty for other files)."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".csv":
+        import csv
+
+        out = []
+        with open(path, newline="", encoding="utf-8", errors="replace") as f:
+            reader = csv.reader(f)
+            start = 1
+            for i, _ in enumerate(reader):
+                if i > 0:
+                    out.append(start)
+                start = reader.line_num + 1
+        return out
+    if suffix not in (".json", ".jsonl") or _is_json_array(path):
+        return []
+    out = []
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, 1):
+            if raw.strip():
+                out.append(number)
+    return out
+
+
+def _is_json_array(path: str) -> bool:
+    with open(path, "rb") as f:
+        head = f.read(4096).lstrip()
+    return head.startswith(b"[")
+
+
+def expand(paths: list[str], *, where: str = "") -> list[str]:
+    """Files behind ``paths`` (folders are expanded, sorted); OM-D003/OM-D004 on bad paths."""
+    files: list[str] = []
+    for p in paths:
+        path = Path(p)
+        if not path.exists():
+            raise D_NOT_FOUND.error(f"data path {str(path)!r} does not exist", location=where or None)
+        if path.is_dir():
+            if (path / "state.json").is_file() or (path / "dataset_dict.json").is_file():
+                files.append(str(path))  # a save_to_disk folder
+                continue
+            found = sorted(str(f) for f in path.rglob("*") if f.is_file() and f.suffix.lower() in BUILDERS)
+            if not found:
+                raise D_NOT_FOUND.error(
+                    f"folder {str(path)!r} holds no data files ({', '.join(sorted(BUILDERS))})",
+                    location=where or None,
+                )
+            kinds = {BUILDERS[Path(f).suffix.lower()] for f in found}
+            if len(kinds) > 1:
+                raise D_FILE_TYPE.error(
+                    f"folder {str(path)!r} mixes file types ({', '.join(sorted(kinds))}); keep one type per folder",
+                    location=str(path),
+                )
+            files += found
+        else:
+            if path.suffix.lower() not in BUILDERS:
+                raise D_FILE_TYPE.error(
+                    f"{path.name}: unsupported file type {path.suffix or '(none)'!r}", location=str(path)
+                )
+            files.append(str(path))
+    return files
+
+
+def _quiet():
+    import datasets
+
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
+
+
+def read_file(path: str, *, cache_dir: str | None = None) -> Source:
+    """Read one file (or ``save_to_disk`` folder) into a :class:`Source`."""
+    import datasets
+
+    _quiet()
+    if os.path.isdir(path):
+        loaded = datasets.load_from_disk(path)
+        if isinstance(loaded, datasets.DatasetDict):
+            loaded = loaded["train"] if "train" in loaded else next(iter(loaded.values()))
+        return Source(path, loaded, lines=[])
+    builder = BUILDERS[Path(path).suffix.lower()]
+    try:
+        ds = datasets.load_dataset(builder, data_files=path, split="train", cache_dir=cache_dir)
+        return Source(path, ds)
+    except Exception as exc:  # noqa: BLE001 - the fallback below locates the problem
+        if builder != "json":
+            raise D_BAD_LINE.error(f"cannot read {path}: {_cause(exc)}", location=path) from None
+        return _read_json_slowly(path, exc)
+
+
+def _cause(exc: BaseException) -> str:
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _read_json_slowly(path: str, exc: BaseException) -> Source:
+    """Line-by-line JSON reading that records each bad line instead of failing the file."""
+    if _is_json_array(path):
+        try:
+            with open(path, encoding="utf-8") as f:
+                records = json.load(f)
+        except json.JSONDecodeError as err:
+            raise D_BAD_LINE.error(
+                f"{Path(path).name} is not valid JSON: {err.msg} (column {err.colno})",
+                location=f"{path}:{err.lineno}",
+                hint="A .json file holds one JSON array of objects (or one object per line); fix the syntax.",
+            ) from None
+        if not isinstance(records, list):
+            raise D_BAD_LINE.error(f"{Path(path).name} must hold a JSON array of objects", location=path)
+        bad = [
+            BadLine(0, json.dumps(r)[:200], f"record {i} is not a JSON object", i)
+            for i, r in enumerate(records)
+            if not isinstance(r, dict)
+        ]
+        good = [r if isinstance(r, dict) else {} for r in records]
+        return Source(path, _from_records(good), bad=bad, lines=[])
+    good: list[dict] = []
+    lines: list[int] = []
+    bad: list[BadLine] = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for number, text in enumerate(f, 1):
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as err:
+                reason = f"invalid JSON: {err.msg} (column {err.colno})"
+                bad.append(BadLine(number, text.rstrip("\n"), reason, len(good)))
+                good.append({})
+                lines.append(number)
+                continue
+            if not isinstance(record, dict):
+                reason = f"a line must hold a JSON object, not {type(record).__name__}"
+                bad.append(BadLine(number, text.rstrip("\n"), reason, len(good)))
+                record = {}
+            good.append(record)
+            lines.append(number)
+    return Source(path, _from_records(good), bad=bad, lines=lines)
+
+
+def _from_records(records: list[dict]):
+    """Records of mixed shapes -> a Dataset of one column ``_json`` (parsed again by the converter)."""
+    import datasets
+
+    return datasets.Dataset.from_dict({"_json": [json.dumps(r, ensure_ascii=False) for r in records]})
+
+
+def read_hub(kind: str, hub_id: str, *, subset: str | None, split: str, folder: str | None, cache_dir: str | None):
+    """A hub dataset through its own client (``datasets`` for Hugging Face)."""
+    _quiet()
+    if kind == "hf_hub":
+        import datasets
+
+        try:
+            return datasets.load_dataset(hub_id, name=subset, split=split, data_dir=folder, cache_dir=cache_dir)
+        except Exception as exc:  # noqa: BLE001
+            raise D_HUB.error(f"cannot load hf::{hub_id}: {_cause(exc)}") from None
+    if kind == "ms_hub":
+        try:
+            from modelscope import MsDataset
+        except ImportError:
+            raise D_HUB.error(f"ms::{hub_id} needs the ModelScope client", hint="pip install modelscope") from None
+        try:
+            return MsDataset.load(hub_id, subset_name=subset, split=split, data_dir=folder).to_hf_dataset()
+        except Exception as exc:  # noqa: BLE001
+            raise D_HUB.error(f"cannot load ms::{hub_id}: {_cause(exc)}") from None
+    raise D_HUB.error(
+        f"{kind} datasets ({hub_id}) are not read directly yet",
+        hint="Download the files (`openmind pull`) and register them with file_name.",
+    )
