@@ -1,0 +1,238 @@
+"""The native engine: the task pipelines behind the server.
+
+Chat requests go through the chat wrapper's own prompt building (template, system prompt, tools,
+the template's stop words) and the generative backend's batched ``generate``, so the server
+returns exactly what ``pipeline("chat", ...)`` returns for the same request. Completions use the
+same backend with the prompt as text (special tokens added) or token ids (as they are), and
+``prompt_logprobs`` for ``echo``; embeddings use the ``text2emb`` pipeline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+from openmind.nlp.serve.engine import Job, Output, Result, Sampling, TokenLogprob
+from openmind.nlp.serve.errors import S_BAD_ADAPTER, S_NOT_SERVABLE
+
+
+def _params(base: Any, sampling: Sampling, choice: int):
+    from openmind.nlp.pipelines.base import GenerationParams
+
+    seed = None if sampling.seed is None else sampling.seed + choice
+    values: dict[str, Any] = {
+        "max_new_tokens": sampling.max_tokens,
+        "top_p": sampling.top_p if sampling.top_p < 1.0 else None,
+        "seed": seed,
+        "stop": tuple(sampling.stop),
+        "logprobs": sampling.logprobs is not None,
+        "top_logprobs": sampling.logprobs or 0,
+    }
+    if sampling.temperature == 0.0:
+        values.update(do_sample=False, temperature=None)
+    else:
+        values.update(do_sample=True, temperature=sampling.temperature)
+    merged = {name: getattr(base, name) for name in GenerationParams.NAMES} if base is not None else {}
+    merged.update(values)
+    params = GenerationParams(**merged)
+    params.check()
+    return params
+
+
+def _logprob(t: Any) -> TokenLogprob:
+    return TokenLogprob(t.token, t.token_id, t.logprob, list(t.top))
+
+
+class PipelineEngine:
+    """Serve a generative wrapper (``chat`` or ``text-generation``) and/or a ``text2emb`` wrapper."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        generator: Any = None,
+        embedder: Any = None,
+        adapters: dict[str, str] | None = None,
+    ) -> None:
+        if generator is None and embedder is None:
+            raise S_NOT_SERVABLE.error("nothing to serve: neither a generative nor an embedding pipeline was built")
+        self.name = name
+        self.generator = generator
+        self.embedder = embedder
+        kinds = set()
+        if generator is not None:
+            kinds.add("completion")
+            if getattr(generator, "task", "") == "chat":
+                kinds.add("chat")
+        if embedder is not None:
+            kinds.add("embedding")
+        self.kinds = frozenset(kinds)
+        self._adapters: dict[str, str] = {}
+        for adapter, path in (adapters or {}).items():
+            self.add_adapter(adapter, path)
+
+    @property
+    def adapters(self) -> tuple[str, ...]:
+        return tuple(self._adapters)
+
+    def add_adapter(self, name: str, path: str) -> None:
+        if self.generator is None:
+            raise S_BAD_ADAPTER.error(f"adapter {name!r}: LoRA adapters need a generative model")
+        if not os.path.isfile(os.path.join(path, "adapter_config.json")):
+            raise S_BAD_ADAPTER.error(f"adapter {name!r}: {path!r} has no adapter_config.json", location=path)
+        self.generator.backend.add_adapter(name, path)
+        self._adapters[name] = path
+
+    # ---- the engine contract -----------------------------------------------------------------
+
+    def prepare(self, job: Job) -> int:
+        if job.kind == "chat":
+            wrapper = self.generator
+            conversation = wrapper.check_item(job.prompt, None)
+            overrides = {"tools": job.tools} if job.tools else {}
+            ids = wrapper.prompt(conversation, overrides)
+            job.prepared = ids
+            return len(ids)
+        if job.kind == "completion":
+            tokenizer = self.generator.backend.tokenizer
+            if isinstance(job.prompt, str):
+                job.prepared = job.prompt
+                return len(tokenizer(job.prompt)["input_ids"])
+            job.prepared = list(job.prompt)
+            return len(job.prepared)
+        tokenizer = self.embedder.backend.tokenizer
+        texts = [t if isinstance(t, str) else tokenizer.decode(t) for t in job.prompt]
+        job.prepared = texts
+        return sum(len(tokenizer(t)["input_ids"]) for t in texts)
+
+    def batch_key(self, job: Job) -> Any:
+        return (job.kind, job.adapter, job.echo)
+
+    def run_batch(self, jobs: list[Job]) -> list[Result | BaseException]:
+        kind = jobs[0].kind
+        if kind == "embedding":
+            return self._embed(jobs)
+        return self._generate(jobs)
+
+    # ---- work --------------------------------------------------------------------------------
+
+    def _embed(self, jobs: list[Job]) -> list[Result | BaseException]:
+        texts = [t for job in jobs for t in job.prepared]
+        vectors = self.embedder(texts, batch_size=max(1, len(texts)))
+        out: list[Result | BaseException] = []
+        at = 0
+        for job in jobs:
+            n = len(job.prepared)
+            out.append(
+                Result(embeddings=[list(map(float, v)) for v in vectors[at : at + n]], prompt_tokens=job.prompt_tokens)
+            )
+            at += n
+        return out
+
+    def _generate(self, jobs: list[Job]) -> list[Result | BaseException]:
+        wrapper = self.generator
+        backend = wrapper.backend
+        rows: list[tuple[int, int]] = []  # (job index, choice)
+        prompts: list[Any] = []
+        params: list[Any] = []
+        for j, job in enumerate(jobs):
+            if job.sampling.max_tokens == 0:  # echo-only scoring request
+                continue
+            for c in range(job.n):
+                call = _params(wrapper.defaults, job.sampling, c)
+                if job.kind == "chat":
+                    call = wrapper.with_stops(call)
+                rows.append((j, c))
+                prompts.append(job.prepared)
+                params.append(call)
+        generations: list[Any] = []
+        if rows:
+
+            def on_text(i: int, delta: str) -> None:
+                j, c = rows[i]
+                if jobs[j].on_text is not None:
+                    jobs[j].on_text(c, delta)
+
+            generations = backend.generate(
+                prompts,
+                params,
+                batch_size=len(prompts),
+                on_text=on_text,
+                is_cancelled=lambda i: jobs[rows[i][0]].is_cancelled,
+                adapter=jobs[0].adapter,
+            )
+        results = [Result(outputs=[Output("")] * 0, prompt_tokens=job.prompt_tokens) for job in jobs]
+        for (j, _c), generation in zip(rows, generations):
+            results[j].outputs.append(
+                Output(
+                    text=generation.text,
+                    finish_reason=generation.finish_reason,
+                    completion_tokens=generation.completion_tokens,
+                    logprobs=[_logprob(t) for t in generation.logprobs] if generation.logprobs is not None else None,
+                )
+            )
+        echo = [j for j, job in enumerate(jobs) if job.echo]
+        if echo:
+            k = max(jobs[j].sampling.logprobs or 0 for j in echo)
+            scored = backend.prompt_logprobs([jobs[j].prepared for j in echo], top_logprobs=k)
+            for j, tokens in zip(echo, scored):
+                prompt_lp = [_logprob(t) for t in tokens]
+                k_job = jobs[j].sampling.logprobs or 0
+                prompt_lp = [dataclasses.replace(t, top=t.top[:k_job]) for t in prompt_lp]
+                if not results[j].outputs:  # max_tokens == 0
+                    results[j].outputs = [
+                        Output("", "length", 0, [] if jobs[j].sampling.logprobs is not None else None)
+                    ] * jobs[j].n
+                results[j].outputs = [dataclasses.replace(o, prompt_logprobs=prompt_lp) for o in results[j].outputs]
+        return results  # type: ignore[return-value]
+
+
+def build_engine(ns: Any) -> PipelineEngine:
+    """Build the engine from resolved unified arguments (``model``, ``template``, ``deploy`` groups)."""
+    from openmind.core.api import infer_task
+    from openmind.core.errors import OpenMindError
+    from openmind.nlp.pipelines.model import resolve_model_dir
+
+    m = ns.model
+    folder = resolve_model_dir(m.model, allow_pickle=m.allow_pickle, revision=m.revision, hub=m.hub)
+    common = dict(
+        framework=m.framework,
+        device=m.device,
+        dtype=m.dtype,
+        trust_remote_code=m.trust_remote_code,
+        allow_pickle=m.allow_pickle,
+    )
+    try:
+        task = infer_task(folder.path)
+    except OpenMindError:
+        task = "chat"
+    from openmind import pipeline
+
+    name = ns.deploy.served_model_name or os.path.basename(os.path.normpath(folder.path))
+    if task == "text2emb":
+        return PipelineEngine(name=name, embedder=pipeline("text2emb", model=folder.path, **common))
+    if task not in ("chat", "text-generation"):
+        raise S_NOT_SERVABLE.error(
+            f"model {m.model!r} is a {task!r} model; the server serves chat, completions and embeddings"
+        )
+    options: dict[str, Any] = {"adapter": m.adapter, **common}
+    t = ns.template
+    generator = None
+    if task == "chat" or t.template or m.model_group:
+        try:
+            generator = pipeline(
+                "chat", model=folder.path, template=t.template, model_group=m.model_group, system=t.system, **options
+            )
+        except OpenMindError as exc:
+            if not exc.code.startswith("OM-TP") or t.template or m.model_group:
+                raise
+    if generator is None:  # a base model without a chat template: completions only
+        generator = pipeline("text-generation", model=folder.path, **options)
+    adapters = {}
+    for entry in ns.deploy.lora_adapters:
+        adapter, eq, path = entry.partition("=")
+        if not eq or not adapter or not path:
+            raise S_BAD_ADAPTER.error(f"{entry!r} is not name=FOLDER", location="--lora-adapters")
+        adapters[adapter.strip()] = path.strip()
+    return PipelineEngine(name=name, generator=generator, adapters=adapters)

@@ -1,0 +1,177 @@
+"""Dynamic batching with a bounded queue, cancellation and timeouts.
+
+Requests wait in one queue (bounded: :class:`QueueFull` -> HTTP 429). A single batching loop
+takes the oldest waiting job, waits up to ``batch_wait_ms`` for more, and runs up to
+``max_batch_size`` jobs that share the engine's :meth:`~openmind.nlp.serve.engine.Engine.batch_key`
+as one batch on a worker thread (the model is used by one thread at a time). Jobs that arrive
+while a batch runs are batched together next time, so under load batches fill up by themselves.
+
+Cancelled jobs (client gone, timeout) are dropped before they run and stopped while they run
+(engines check :attr:`Job.cancelled`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from openmind.nlp.serve.engine import Engine, Job, Result
+
+
+class QueueFull(Exception):
+    """The request queue is at its bound."""
+
+
+class JobTimeout(Exception):
+    """The job did not finish within the request timeout."""
+
+
+@dataclass
+class SchedulerStats:
+    batches: int = 0
+    jobs: int = 0
+    largest_batch: int = 0
+    rejected: int = 0
+    cancelled: int = 0
+    timed_out: int = 0
+
+
+class Scheduler:
+    """Batches jobs for ``engine``. Create and use it inside one running event loop."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        max_batch_size: int = 8,
+        batch_wait_ms: float = 5.0,
+        max_queue: int = 256,
+        timeout: float | None = 300.0,
+    ) -> None:
+        self.engine = engine
+        self.max_batch_size = max(1, int(max_batch_size))
+        self.batch_wait = max(0.0, float(batch_wait_ms)) / 1000.0
+        self.max_queue = max(1, int(max_queue))
+        self.timeout = timeout if timeout and timeout > 0 else None
+        self.stats = SchedulerStats()
+        self._waiting: collections.deque[tuple[Job, asyncio.Future]] = collections.deque()
+        self._wakeup: asyncio.Event | None = None
+        self._task: asyncio.Task | None = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openmind-engine")
+        self._running = 0
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._task is None:
+            self._wakeup = asyncio.Event()
+            self._task = asyncio.get_running_loop().create_task(self._loop(), name="openmind-batcher")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        for job, future in self._waiting:
+            job.cancelled.set()
+            if not future.done():
+                future.cancel()
+        self._waiting.clear()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    @property
+    def queued(self) -> int:
+        return len(self._waiting)
+
+    # ---- submitting ------------------------------------------------------------------------
+
+    def submit(self, job: Job) -> asyncio.Future:
+        """Queue ``job``; the returned future resolves to its :class:`Result`. Raises :class:`QueueFull`."""
+        if self._task is None:
+            self.start()
+        if len(self._waiting) >= self.max_queue:
+            self.stats.rejected += 1
+            raise QueueFull(f"{len(self._waiting)} requests are waiting (bound {self.max_queue})")
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._waiting.append((job, future))
+        assert self._wakeup is not None
+        self._wakeup.set()
+        return future
+
+    async def run(self, job: Job) -> Result:
+        """Submit ``job`` and wait for it, honouring the timeout; cancelling the caller cancels the job."""
+        future = self.submit(job)
+        try:
+            if self.timeout is None:
+                return await asyncio.shield(future)
+            return await asyncio.wait_for(asyncio.shield(future), self.timeout)
+        except asyncio.TimeoutError:
+            job.cancelled.set()
+            self.stats.timed_out += 1
+            raise JobTimeout(f"no answer within {self.timeout:g} s") from None
+        except asyncio.CancelledError:
+            job.cancelled.set()
+            self.stats.cancelled += 1
+            raise
+
+    # ---- the batching loop -----------------------------------------------------------------
+
+    def _take_batch(self) -> list[tuple[Job, asyncio.Future]]:
+        """The oldest live job plus up to ``max_batch_size - 1`` later ones with the same key."""
+        while self._waiting and (self._waiting[0][0].is_cancelled or self._waiting[0][1].done()):
+            self._waiting.popleft()
+        if not self._waiting:
+            return []
+        first = self._waiting.popleft()
+        key = self.engine.batch_key(first[0])
+        batch = [first]
+        keep: collections.deque = collections.deque()
+        while self._waiting and len(batch) < self.max_batch_size:
+            item = self._waiting.popleft()
+            if item[0].is_cancelled or item[1].done():
+                continue
+            (batch if self.engine.batch_key(item[0]) == key else keep).append(item)
+        keep.extend(self._waiting)
+        self._waiting = keep
+        return batch
+
+    async def _loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        assert self._wakeup is not None
+        while True:
+            if not self._waiting:
+                self._wakeup.clear()
+                await self._wakeup.wait()
+            if self.batch_wait and len(self._waiting) < self.max_batch_size:
+                deadline = time.perf_counter() + self.batch_wait
+                while len(self._waiting) < self.max_batch_size and time.perf_counter() < deadline:
+                    self._wakeup.clear()
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(self._wakeup.wait(), max(0.0, deadline - time.perf_counter()))
+            batch = self._take_batch()
+            if not batch:
+                continue
+            jobs = [job for job, _ in batch]
+            self.stats.batches += 1
+            self.stats.jobs += len(jobs)
+            self.stats.largest_batch = max(self.stats.largest_batch, len(jobs))
+            try:
+                results: list[Any] = await loop.run_in_executor(self._executor, self.engine.run_batch, jobs)
+            except Exception as exc:  # noqa: BLE001 - the whole batch failed: fail each of its jobs
+                results = [exc] * len(jobs)
+            for (job, future), result in zip(batch, results):
+                if future.done():
+                    continue
+                if job.is_cancelled:  # nobody waits for it any more
+                    future.cancel()
+                    continue
+                if isinstance(result, BaseException):
+                    future.set_exception(result)
+                else:
+                    future.set_result(result)
