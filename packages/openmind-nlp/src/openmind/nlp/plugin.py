@@ -1,4 +1,4 @@
-"""openmind-nlp's plugin: NLP tasks (inference and training), wrappers, model groups, templates.
+"""openmind-nlp's plugin: NLP tasks (inference and training), pipeline wrappers, ``run``/``chat`` verbs.
 
 Registration only: this module imports no framework and no implementation.
 """
@@ -6,7 +6,7 @@ Registration only: this module imports no framework and no implementation.
 from __future__ import annotations
 
 from openmind.core.hookspecs import hookimpl
-from openmind.core.specs import TaskSpec
+from openmind.core.specs import CommandSpec, PipelineWrapperSpec, TaskSpec
 
 INFERENCE_TASKS = (
     TaskSpec(
@@ -87,3 +87,50 @@ TRAINING_TASKS = (
 def openmind_register_tasks(register):
     for task in INFERENCE_TASKS + TRAINING_TASKS:
         register(task)
+
+
+#: task -> "module:attr" of its framework-neutral wrapper (openmind.nlp.pipelines)
+WRAPPERS = {
+    "chat": "openmind.nlp.pipelines.chat:ChatPipeline",
+    "text-generation": "openmind.nlp.pipelines.text_generation:TextGenerationPipeline",
+    "text2emb": "openmind.nlp.pipelines.text2emb:Text2EmbPipeline",
+    "text-classification": "openmind.nlp.pipelines.text_classification:TextClassificationPipeline",
+    "fill-mask": "openmind.nlp.pipelines.fill_mask:FillMaskPipeline",
+    "token-classification": "openmind.nlp.pipelines.token_classification:TokenClassificationPipeline",
+    "summarization": "openmind.nlp.pipelines.summarization:SummarizationPipeline",
+    "translation": "openmind.nlp.pipelines.translation:TranslationPipeline",
+}
+
+
+@hookimpl
+def openmind_register_pipeline_wrappers(register):
+    for task, impl in WRAPPERS.items():
+        register(PipelineWrapperSpec(task=task, impl=impl, description=f"framework-neutral {task} wrapper"))
+
+
+@hookimpl
+def openmind_register_commands(register):
+    register(
+        CommandSpec(
+            name="run",
+            impl="openmind.nlp.cli.run:RunCommand",
+            help="Run a task pipeline once or over a file: openmind run TASK|MODEL --model PATH --input TEXT|FILE.",
+        )
+    )
+    register(
+        CommandSpec(
+            name="chat",
+            impl="openmind.nlp.cli.chat:ChatCommand",
+            help="Chat with a model in the terminal (streaming; /clear, /system TEXT, /exit).",
+        )
+    )
+
+
+@hookimpl
+def openmind_infer_task(model_dir, config):
+    """Causal LMs -> chat (with a chat template) or text-generation; *ForSequenceClassification ->
+    text-classification; *ForTokenClassification -> token-classification; *ForMaskedLM -> fill-mask;
+    sentence-transformers folders and bare encoders -> text2emb."""
+    from openmind.nlp.pipelines.model import infer_task
+
+    return infer_task(model_dir, config)

@@ -3,6 +3,36 @@
 from __future__ import annotations
 
 from openmind.core.hookspecs import hookimpl
+from openmind.core.specs import PipelineSpec
+
+REQUIRES = ("torch>=2.1", "transformers>=4.45")
+GENERATION = "openmind.pt.pipelines.generation:TorchCausalLM"
+#: task -> "module:attr" of its PyTorch pipeline (openmind.pt.pipelines)
+PIPELINES = {
+    "chat": GENERATION,
+    "text-generation": GENERATION,
+    "summarization": GENERATION,
+    "translation": GENERATION,
+    "text2emb": "openmind.pt.pipelines.embedding:TorchEmbedding",
+    "text-classification": "openmind.pt.pipelines.classification:TorchTextClassification",
+    "token-classification": "openmind.pt.pipelines.classification:TorchTokenClassification",
+    "fill-mask": "openmind.pt.pipelines.classification:TorchFillMask",
+}
+
+
+@hookimpl
+def openmind_register_pipelines(register):
+    for task, impl in PIPELINES.items():
+        register(
+            PipelineSpec(
+                task=task,
+                framework="pt",
+                backend="transformers",
+                impl=impl,
+                requires=REQUIRES,
+                description=f"{task} on transformers (CPU, CUDA, Ascend NPU via torch_npu)",
+            )
+        )
 
 
 @hookimpl

@@ -1,0 +1,1 @@
+"""CLI verbs of openmind-nlp: ``openmind run`` and ``openmind chat``."""

@@ -1,0 +1,139 @@
+"""``openmind run TASK|MODEL --model PATH --input TEXT|FILE [--json]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from openmind.core.cli.command import Command
+from openmind.core.errors import A_MISSING, A_UNKNOWN_KEY
+from openmind.nlp.errors import I_BAD_INPUT_FILE
+
+FILE_SUFFIXES = (".jsonl", ".txt", ".json")
+
+
+def read_input_file(path: Path, wrapper: Any) -> list[Any]:
+    """Inputs of a .txt (one per line) or .jsonl (one JSON value per line) file; .json: a list."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise I_BAD_INPUT_FILE.error(f"cannot read {str(path)!r}: {exc}", location=str(path)) from None
+    if path.suffix == ".txt":
+        return [line for line in text.splitlines() if line.strip()]
+    if path.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise I_BAD_INPUT_FILE.error(f"{str(path)!r} is not valid JSON: {exc}", location=str(path)) from None
+        rows = data if isinstance(data, list) else [data]
+        return [wrapper.from_record(row, f"{path}[{i}]") for i, row in enumerate(rows)]
+    inputs = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise I_BAD_INPUT_FILE.error(
+                f"line {number} of {str(path)!r} is not JSON: {exc.args[0] if exc.args else exc}",
+                location=f"{path}:{number}",
+            ) from None
+        inputs.append(wrapper.from_record(row, f"{path}:{number}"))
+    return inputs
+
+
+class RunCommand(Command):
+    groups = ("model", "template", "generation")
+    description = (
+        "Run a task pipeline on one input or on every input of a file.\n\n"
+        "TASK is a task name or alias (`openmind list tasks`); give a model folder instead and the\n"
+        "task is inferred from it. --input is text, or a .txt (one input per line) / .jsonl file\n"
+        '(one JSON value per line: a string, a list of messages, or {"input": ...}); without\n'
+        "--input, lines are read from stdin."
+    )
+    epilog = """examples:
+  openmind run chat --model ./tiny-llama --input "Hello" --max-new-tokens 32
+  openmind run ./tiny-llama --input prompts.jsonl --json --batch-size 8
+  openmind run text2emb --model ./all-MiniLM-L6-v2 --input "A sentence" --json
+  openmind run chat --config infer.yaml --input questions.txt --output answers.jsonl --json"""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("target", nargs="?", metavar="TASK|MODEL", help="a task name, or a model folder")
+        parser.add_argument("--config", help="YAML/JSON argument file, or a run folder to start from")
+        parser.add_argument("--input", "-i", dest="input_", metavar="TEXT|FILE", help="input text or file")
+        parser.add_argument("--json", action="store_true", help="print JSON lines {input, output}")
+        parser.add_argument("--output", "-o", metavar="FILE", help="write the outputs to FILE instead of stdout")
+
+    def run(self, ns: argparse.Namespace) -> int:
+        from openmind.core.api import pipeline
+        from openmind.core.logs import setup_console
+        from openmind.core.plugins import get_registry
+        from openmind.nlp.cli.options import pipeline_kwargs
+
+        setup_console()
+        args = self.resolve(ns)
+        target = ns.target
+        task = None
+        model = args.model.model
+        if target is not None:
+            if os.path.isdir(os.path.expanduser(target)):
+                if model is not None and model != target:
+                    raise A_UNKNOWN_KEY.error(
+                        f"both a model folder ({target!r}) and --model {model!r} given",
+                        hint="Pass TASK --model PATH, or just the model folder.",
+                    )
+                model = target
+            else:
+                task = get_registry().task(target).name  # OM-I001 with suggestions when unknown
+        if model is None:
+            raise A_MISSING.error("no model given", hint="Pass --model PATH (or a model folder as TASK|MODEL).")
+        if task is None:
+            from openmind.core.api import infer_task, resolve_model
+
+            model = resolve_model(model, revision=args.model.revision, hub=args.model.hub)
+            task = infer_task(model)
+        pipe = pipeline(task, model, **pipeline_kwargs(args, task))
+        inputs, single = self.inputs(ns.input_, pipe)
+        out = open(ns.output, "w", encoding="utf-8") if ns.output else sys.stdout  # noqa: SIM115
+        try:
+            self.process(pipe, inputs, single, ns.json, out, args.generation.batch_size)
+        finally:
+            if out is not sys.stdout:
+                out.close()
+        return 0
+
+    def inputs(self, value: str | None, pipe: Any) -> tuple[list[Any], bool]:
+        if value is None:
+            if sys.stdin is None or sys.stdin.isatty():
+                raise A_MISSING.error("no input given", hint="Pass --input TEXT or --input FILE (.txt, .jsonl).")
+            return [line.rstrip("\n") for line in sys.stdin if line.strip()], False
+        path = Path(os.path.expanduser(value))
+        if path.suffix in FILE_SUFFIXES:
+            if path.is_file():
+                return read_input_file(path, pipe), False
+            if not any(c.isspace() for c in value):
+                raise I_BAD_INPUT_FILE.error(f"input file {value!r} does not exist", location=value)
+        return [value], True
+
+    def process(self, pipe: Any, inputs: list[Any], single: bool, as_json: bool, out: Any, batch_size: int) -> None:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(inputs), desc=pipe.task, unit="input", disable=single or len(inputs) < 2, file=sys.stderr)
+        step = max(1, batch_size)
+        try:
+            for start in range(0, len(inputs), step):
+                chunk = inputs[start : start + step]
+                outputs = pipe(chunk)
+                for item, output in zip(chunk, outputs, strict=True):
+                    if as_json:
+                        out.write(json.dumps({"input": item, "output": output}, ensure_ascii=False) + "\n")
+                    else:
+                        out.write(pipe.to_text(output) + "\n")
+                out.flush()
+                bar.update(len(chunk))
+        finally:
+            bar.close()

@@ -1,0 +1,100 @@
+"""Shared base of the generative wrappers (chat, text-generation, summarization, translation)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from openmind.core.plugins import attributed
+from openmind.nlp.errors import I_BAD_PARAM
+from openmind.nlp.pipelines.base import Generation, GenerationParams, GenerativePipeline, TextStream
+from openmind.nlp.pipelines.wrapper import PipelineWrapper
+
+
+class GenerativeWrapper(PipelineWrapper):
+    """Generation parameters (``max_new_tokens``, ``temperature``, ``top_p``, ``top_k``,
+    ``repetition_penalty``, ``do_sample``, ``num_beams``, ``stop``, ``seed``, ``logprobs``,
+    ``top_logprobs``) may be given when the pipeline is built (defaults) and on each call."""
+
+    params_cls = GenerationParams
+    #: wrapper options besides generation parameters (e.g. ``system`` for chat)
+    options: ClassVar[tuple[str, ...]] = ()
+    backend: GenerativePipeline
+
+    def configure(self, **options: Any) -> GenerationParams:
+        for name in self.options:
+            setattr(self, name, options.pop(name, getattr(type(self), name, None)))
+        return self.make_params(None, options)
+
+    def make_params(self, base: Any, values: dict[str, Any]) -> GenerationParams:
+        unknown = [k for k in values if k not in GenerationParams.NAMES and k != "generation_seed"]
+        if unknown:
+            self._unknown({k: values[k] for k in unknown}, (*GenerationParams.NAMES, *self.options))
+        return GenerationParams.build(base, **values)
+
+    def stop_words(self) -> tuple[str, ...]:
+        """Stop strings every call adds to the user's (e.g. the template's)."""
+        return ()
+
+    def with_stops(self, params: GenerationParams) -> GenerationParams:
+        extra = self.stop_words()
+        if not extra:
+            return params
+        from dataclasses import replace
+
+        return replace(params, stop=tuple(dict.fromkeys((*params.stop, *extra))))
+
+    def prompt(self, item: Any, overrides: dict[str, Any]) -> str | list[int]:
+        """The backend prompt (text or token ids) of one checked input."""
+        return item
+
+    def output(self, generation: Generation, item: Any, overrides: dict[str, Any]) -> Any:
+        return generation.text
+
+    def _split_call(self, params: dict[str, Any]) -> tuple[dict[str, Any], GenerationParams]:
+        overrides = {name: params.pop(name) for name in self.options if name in params}
+        call = self.make_params(self.defaults, params) if params else self.defaults
+        return overrides, self.with_stops(call)
+
+    def generate(self, inputs: Any, *, batch_size: int | None = None, **params: Any) -> list[Generation]:
+        """Like calling the pipeline, but returns :class:`Generation` objects (token ids,
+        finish reason, token counts, logprobs) for a list of inputs."""
+        _, items = self.split(inputs)
+        overrides, call = self._split_call(params)
+        prompts = [self.prompt(item, overrides) for item in items]
+        with attributed(self._component):
+            return self.backend.generate(prompts, call, batch_size=batch_size or self.batch_size)
+
+    def __call__(self, inputs: Any, *, stream: bool = False, batch_size: int | None = None, **params: Any) -> Any:
+        single, items = self.split(inputs)
+        overrides, call = self._split_call(params)
+        if stream:
+            if not single:
+                raise I_BAD_PARAM.error("stream=True takes one input, not a list", location="stream")
+            if call.num_beams > 1:
+                raise I_BAD_PARAM.error("stream=True cannot be combined with num_beams > 1", location="num_beams")
+            with attributed(self._component):
+                return self.backend.stream(self.prompt(items[0], overrides), call)
+        prompts = [self.prompt(item, overrides) for item in items]
+        with attributed(self._component):
+            generations = self.backend.generate(prompts, call, batch_size=batch_size or self.batch_size)
+        outputs = [self.output(g, item, overrides) for g, item in zip(generations, items, strict=True)]
+        return outputs[0] if single else outputs
+
+    def stream(self, inputs: Any, **params: Any) -> TextStream:
+        """Text deltas of the answer to one input: ``for delta in pipe.stream(x): print(delta, end="")``."""
+        return self(inputs, stream=True, **params)
+
+    def loglikelihood(
+        self, requests: list[tuple[str, str]], *, batch_size: int | None = None
+    ) -> list[tuple[float, bool]]:
+        """For log-likelihood evaluation: see :meth:`GenerativePipeline.loglikelihood`."""
+        for i, pair in enumerate(requests):
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(s, str) for s in pair)):
+                from openmind.core.errors import I_BAD_INPUT
+
+                raise I_BAD_INPUT.error(
+                    f"loglikelihood takes (context, continuation) string pairs; request {i} is {pair!r}",
+                    location=f"requests[{i}]",
+                )
+        with attributed(self._component):
+            return self.backend.loglikelihood([tuple(p) for p in requests], batch_size=batch_size or self.batch_size)

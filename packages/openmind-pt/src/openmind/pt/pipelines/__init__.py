@@ -1,0 +1,1 @@
+"""PyTorch pipelines (transformers) implementing :mod:`openmind.nlp.pipelines.base`."""
