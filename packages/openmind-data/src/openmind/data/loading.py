@@ -167,7 +167,11 @@ def _formatting(entry: catalog.DatasetEntry, source: readers.Source, data_args: 
                 f"cannot tell the format of {source.path} from its columns ({', '.join(columns) or 'none'})",
                 location=source.path,
             )
-    return Mapping(fmt, dict(entry.columns), dict(entry.tags), ranking)
+    columns_map = dict(entry.columns)
+    if not columns_map:  # no mapping given: use the optional columns the file has
+        optional = {"alpaca": ("system", "history", "tools"), "sharegpt": ("system", "tools")}.get(fmt, ("tools",))
+        columns_map = {c: c for c in optional if c in columns}
+    return Mapping(fmt, columns_map, dict(entry.tags), ranking)
 
 
 def _target(stage: str, mapping: Mapping, source: readers.Source) -> str:
@@ -326,8 +330,21 @@ def raise_first(report: Report) -> None:
     raise code.error(f"{first.reason}{tail}", location=first.location)
 
 
-def load(data_args: Any, *, stage: str = "sft", names: list[str] | None = None, rejects: str | None = None) -> Loaded:
-    """Load ``names`` (default ``data_args.dataset``) for ``stage``, honouring ``on_error``."""
+def load(
+    data_args: Any,
+    *,
+    stage: str = "sft",
+    names: list[str] | None = None,
+    rejects: str | None = None,
+    keep_rejects: bool = True,
+    allow_empty: bool = False,
+) -> Loaded:
+    """Load ``names`` (default ``data_args.dataset``) for ``stage``, honouring ``on_error``.
+
+    With ``on_error="skip"`` rejected rows go to ``rejects`` (default: under the data cache)
+    unless ``keep_rejects`` is false; ``allow_empty`` returns ``dataset=None`` instead of raising
+    OM-D008 when no row is usable (``openmind data validate`` still reports then).
+    """
     names = list(names if names is not None else getattr(data_args, "dataset", []) or [])
     if not names:
         from openmind.core.errors import A_MISSING
@@ -348,7 +365,7 @@ def load(data_args: Any, *, stage: str = "sft", names: list[str] | None = None, 
     result = Loaded(None, total, sources)
     if getattr(data_args, "on_error", "fail") == "fail":
         raise_first(total)
-    elif total.rejected:
+    elif total.rejected and keep_rejects:
         stem = "-".join(Path(n).stem for n in names)[:80] or "data"
         target = rejects or str(data_cache_dir(data_args) / "rejects" / f"{stem}.rejected.jsonl")
         total.rejects_file = write_rejects(result, target)
@@ -356,6 +373,8 @@ def load(data_args: Any, *, stage: str = "sft", names: list[str] | None = None, 
 
     parts = [p for p in parts if len(p)]
     if not parts:
+        if allow_empty:
+            return result
         raise D_EMPTY.error(f"no usable rows in {', '.join(names)}: {total.summary()}")
     result.dataset = parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
     return result

@@ -135,6 +135,8 @@ def read_file(path: str, *, cache_dir: str | None = None) -> Source:
             loaded = loaded["train"] if "train" in loaded else next(iter(loaded.values()))
         return Source(path, loaded, lines=[])
     builder = BUILDERS[Path(path).suffix.lower()]
+    level = datasets.logging.get_verbosity()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL)  # failures are located and reported below
     try:
         ds = datasets.load_dataset(builder, data_files=path, split="train", cache_dir=cache_dir)
         return Source(path, ds)
@@ -142,6 +144,8 @@ def read_file(path: str, *, cache_dir: str | None = None) -> Source:
         if builder != "json":
             raise D_BAD_LINE.error(f"cannot read {path}: {_cause(exc)}", location=path) from None
         return _read_json_slowly(path, exc)
+    finally:
+        datasets.logging.set_verbosity(level)
 
 
 def _cause(exc: BaseException) -> str:
