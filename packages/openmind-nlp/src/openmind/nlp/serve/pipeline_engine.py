@@ -9,6 +9,7 @@ same backend with the prompt as text (special tokens added) or token ids (as the
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from typing import Any
@@ -40,8 +41,19 @@ def _params(base: Any, sampling: Sampling, choice: int):
     return params
 
 
-def _logprob(t: Any) -> TokenLogprob:
-    return TokenLogprob(t.token, t.token_id, t.logprob, list(t.top))
+def _logprobs(tokenizer: Any, items: list[Any], prefix: list[int] | None = None) -> list[TokenLogprob]:
+    """Backend logprobs with each token's text as it appears in the decoded sequence (a
+    SentencePiece token decoded alone loses its leading space), so the pieces join to the text."""
+    ids = list(prefix or [])
+    done = tokenizer.decode(ids) if ids else ""
+    out = []
+    for t in items:
+        ids.append(t.token_id)
+        text = tokenizer.decode(ids)
+        piece = text[len(done) :] if text.startswith(done) else t.token
+        done = text
+        out.append(TokenLogprob(piece, t.token_id, t.logprob, list(t.top)))
+    return out
 
 
 class PipelineEngine:
@@ -54,6 +66,7 @@ class PipelineEngine:
         generator: Any = None,
         embedder: Any = None,
         adapters: dict[str, str] | None = None,
+        primary_adapter: bool = False,
     ) -> None:
         if generator is None and embedder is None:
             raise S_NOT_SERVABLE.error("nothing to serve: neither a generative nor an embedding pipeline was built")
@@ -69,6 +82,9 @@ class PipelineEngine:
             kinds.add("embedding")
         self.kinds = frozenset(kinds)
         self._adapters: dict[str, str] = {}
+        #: the backend's name of "the served model": its own --adapter ("default"), plain weights
+        #: ("": adapters disabled) once named adapters are loaded, or None (nothing to switch)
+        self.primary_adapter = primary_adapter
         for adapter, path in (adapters or {}).items():
             self.add_adapter(adapter, path)
 
@@ -83,6 +99,11 @@ class PipelineEngine:
             raise S_BAD_ADAPTER.error(f"adapter {name!r}: {path!r} has no adapter_config.json", location=path)
         self.generator.backend.add_adapter(name, path)
         self._adapters[name] = path
+
+    def _base_adapter(self) -> str | None:
+        if self.primary_adapter:
+            return "default"
+        return "" if self._adapters else None
 
     # ---- the engine contract -----------------------------------------------------------------
 
@@ -133,6 +154,7 @@ class PipelineEngine:
     def _generate(self, jobs: list[Job]) -> list[Result | BaseException]:
         wrapper = self.generator
         backend = wrapper.backend
+        tokenizer = backend.tokenizer
         rows: list[tuple[int, int]] = []  # (job index, choice)
         prompts: list[Any] = []
         params: list[Any] = []
@@ -160,7 +182,7 @@ class PipelineEngine:
                 batch_size=len(prompts),
                 on_text=on_text,
                 is_cancelled=lambda i: jobs[rows[i][0]].is_cancelled,
-                adapter=jobs[0].adapter,
+                adapter=jobs[0].adapter if jobs[0].adapter is not None else self._base_adapter(),
             )
         results = [Result(outputs=[Output("")] * 0, prompt_tokens=job.prompt_tokens) for job in jobs]
         for (j, _c), generation in zip(rows, generations):
@@ -169,15 +191,19 @@ class PipelineEngine:
                     text=generation.text,
                     finish_reason=generation.finish_reason,
                     completion_tokens=generation.completion_tokens,
-                    logprobs=[_logprob(t) for t in generation.logprobs] if generation.logprobs is not None else None,
+                    logprobs=_logprobs(tokenizer, generation.logprobs) if generation.logprobs is not None else None,
                 )
             )
         echo = [j for j, job in enumerate(jobs) if job.echo]
         if echo:
             k = max(jobs[j].sampling.logprobs or 0 for j in echo)
-            scored = backend.prompt_logprobs([jobs[j].prepared for j in echo], top_logprobs=k)
+            adapter = jobs[0].adapter if jobs[0].adapter is not None else self._base_adapter()
+            # prompt_logprobs has no adapter argument in the pipeline contract: switch around it
+            switch = getattr(backend, "_adapter", None)
+            with switch(adapter) if switch is not None else contextlib.nullcontext():
+                scored = backend.prompt_logprobs([jobs[j].prepared for j in echo], top_logprobs=k)
             for j, tokens in zip(echo, scored):
-                prompt_lp = [_logprob(t) for t in tokens]
+                prompt_lp = _logprobs(tokenizer, tokens)
                 k_job = jobs[j].sampling.logprobs or 0
                 prompt_lp = [dataclasses.replace(t, top=t.top[:k_job]) for t in prompt_lp]
                 if not results[j].outputs:  # max_tokens == 0
@@ -235,4 +261,4 @@ def build_engine(ns: Any) -> PipelineEngine:
         if not eq or not adapter or not path:
             raise S_BAD_ADAPTER.error(f"{entry!r} is not name=FOLDER", location="--lora-adapters")
         adapters[adapter.strip()] = path.strip()
-    return PipelineEngine(name=name, generator=generator, adapters=adapters)
+    return PipelineEngine(name=name, generator=generator, adapters=adapters, primary_adapter=bool(m.adapter))
