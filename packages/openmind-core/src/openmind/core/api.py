@@ -48,16 +48,20 @@ def resolve_model(model: str | os.PathLike, *, revision: str | None = None, hub:
     A local folder is returned as is; a training run folder resolves to its model; anything
     else is treated as a hub id and pulled into the cache through the hub plugins.
     """
-    path = Path(os.path.expanduser(str(model)))
-    if path.exists():
+    from openmind.core.hub import ids, pull  # the hub machinery lives in core; clients load lazily
+
+    text = str(model)
+    prefixed = "::" in text or text.startswith("file://")
+    path = Path(os.path.expanduser(text))
+    if not prefixed and path.exists():
         return str(path)
-    try:
-        from openmind.core.hub import pull  # the hub machinery lives in core, clients are optional
-    except ImportError:
-        pull = None
-    if pull is None:
-        raise M_NOT_FOUND.error(f"model {str(model)!r} is not a local folder")
-    return str(pull(str(model), revision=revision, hub=hub))
+    if not prefixed and not ids.looks_like_hub_id(text):
+        raise M_NOT_FOUND.error(
+            f"model {text!r} is neither an existing folder nor a hub id",
+            hint="Check the path, or pass a hub id such as hf::org/name or om::org/name.",
+        )
+    # OPENMIND_OFFLINE=1 makes pull() resolve from the cache only (OM-H011 when it is not there)
+    return str(pull(text, revision=revision, hub=hub))
 
 
 def infer_task(model_dir: str) -> str:

@@ -126,6 +126,21 @@ class Stream:
         self.close()
 
 
+def iter_requests_body(response, size: int = 1 << 20) -> Iterator[bytes]:
+    """Body chunks of a streamed ``requests`` response as they arrive (``read1``), so that the
+    bytes received before a connection breaks are not lost in a half-filled read buffer."""
+    raw = response.raw
+    read = getattr(raw, "read1", None)
+    if read is None:  # urllib3 < 2
+        yield from response.iter_content(1 << 16)
+        return
+    while True:
+        data = read(size)
+        if not data:
+            return
+        yield data
+
+
 class TransientError(Exception):
     """A failure worth retrying (connection dropped, timeout, HTTP 429/5xx)."""
 

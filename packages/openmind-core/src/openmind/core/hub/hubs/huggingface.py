@@ -9,11 +9,12 @@ saved login).
 
 from __future__ import annotations
 
+import os
 import re
 from urllib.parse import quote
 
 from openmind.core.errors import OpenMindError
-from openmind.core.hub.base import Hub, RemoteFile, Snapshot, Stream, TransientError
+from openmind.core.hub.base import Hub, RemoteFile, Snapshot, Stream, TransientError, iter_requests_body
 from openmind.core.hub.errors import (
     H_FILE_NOT_FOUND,
     H_GATED,
@@ -24,7 +25,6 @@ from openmind.core.hub.errors import (
 )
 from openmind.core.version import __version__
 
-CHUNK = 1 << 20
 _RANGE_RE = re.compile(r"bytes (\d+)-")
 
 
@@ -35,7 +35,8 @@ class HuggingFaceHub(Hub):
     def __init__(self, endpoint: str | None = None, token: str | None = None) -> None:
         from huggingface_hub import HfApi, constants
 
-        super().__init__((endpoint or constants.ENDPOINT).rstrip("/"), token)
+        endpoint = endpoint or os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
+        super().__init__(endpoint.rstrip("/"), token)
         self.api = HfApi(endpoint=self.endpoint, token=token, library_name="openmind", library_version=__version__)
 
     # ---- download -------------------------------------------------------------------------
@@ -68,7 +69,7 @@ class HuggingFaceHub(Hub):
                 if status == 429 or status >= 500:
                     raise TransientError(f"HTTP {status} from {url}")
                 hf_raise_for_status(response)
-            chunks = response.iter_bytes(CHUNK)
+            chunks = response.iter_bytes()
         else:  # requests (huggingface_hub < 1.0)
             response = session.get(url, headers=headers, stream=True, allow_redirects=True)
             status = response.status_code
@@ -76,7 +77,7 @@ class HuggingFaceHub(Hub):
                 response.close()
                 raise TransientError(f"HTTP {status} from {url}")
             hf_raise_for_status(response)
-            chunks = response.iter_content(CHUNK)
+            chunks = iter_requests_body(response)
         begin = 0
         if status == 206:
             match = _RANGE_RE.match(response.headers.get("Content-Range", ""))

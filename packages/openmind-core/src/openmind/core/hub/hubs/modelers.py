@@ -19,7 +19,7 @@ import threading
 from urllib.parse import quote, urljoin, urlparse
 
 from openmind.core.errors import OpenMindError
-from openmind.core.hub.base import Hub, RemoteFile, Snapshot, Stream, TransientError
+from openmind.core.hub.base import Hub, RemoteFile, Snapshot, Stream, TransientError, iter_requests_body
 from openmind.core.hub.errors import (
     H_BAD_ENDPOINT,
     H_BAD_ID,
@@ -30,7 +30,6 @@ from openmind.core.hub.errors import (
     H_UNAUTHORISED,
 )
 
-CHUNK = 1 << 20
 TIMEOUT = 60
 _ENDPOINT_MODULES = (
     "constants",
@@ -134,7 +133,7 @@ class ModelersHub(Hub):
             response.content  # noqa: B018 - read the error body for the client's error mapping
             om_raise_for_status(response)
         begin = start if status == 206 else 0
-        return Stream(begin, response.iter_content(CHUNK), response.close)
+        return Stream(begin, iter_requests_body(response), response.close)
 
     # ---- upload / repositories ---------------------------------------------------------------
     def upload_folder(self, folder, repo_id, *, revision=None, message="", include=None, exclude=None) -> str:
