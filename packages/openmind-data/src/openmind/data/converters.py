@@ -90,9 +90,9 @@ class Mapping:
             return self.columns[key]
         return DEFAULT_COLUMNS.get(self.formatting, {}).get(key)
 
-    def tag(self, key: str) -> str:
-        defaults = DEFAULT_TAGS["openai" if self.formatting in ("openai", "sft") else "sharegpt"]
-        return self.tags.get(key) or defaults[key]
+    def tag(self, key: str, style: str | None = None) -> str:
+        style = style or ("openai" if self.formatting in ("openai", "sft", "preference") else "sharegpt")
+        return self.tags.get(key) or DEFAULT_TAGS[style][key]
 
     def source_columns(self) -> set[str]:
         """Source columns the converter reads."""
@@ -272,15 +272,18 @@ class Converter:
         m = self.mapping
         if not isinstance(raw, list):
             return [], [Problem(col, f"must be a list of messages, not {type(raw).__name__}")]
-        role_tag, content_tag = m.tag("role_tag"), m.tag("content_tag")
+        style = None
+        if self.fmt == "preference" and raw and isinstance(raw[0], dict) and "from" in raw[0]:
+            style = "sharegpt"  # preference prompts may be written either way
+        role_tag, content_tag = m.tag("role_tag", style), m.tag("content_tag", style)
         roles = {
-            m.tag("user_tag"): "user",
-            m.tag("assistant_tag"): "assistant",
-            m.tag("observation_tag"): "tool",
-            m.tag("system_tag"): "system",
-            m.tag("function_tag"): "function_call",
+            m.tag("user_tag", style): "user",
+            m.tag("assistant_tag", style): "assistant",
+            m.tag("observation_tag", style): "tool",
+            m.tag("system_tag", style): "system",
+            m.tag("function_tag", style): "function_call",
         }
-        if self.fmt in ("openai", "sft"):  # standard role names are always accepted
+        if self.fmt in ("openai", "sft", "preference") and style is None:  # standard role names are always accepted
             roles.update({r: r for r in ("system", "user", "assistant", "tool")})
         out: list[dict[str, Any]] = []
         problems: list[Problem] = []

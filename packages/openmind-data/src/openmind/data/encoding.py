@@ -25,6 +25,7 @@ token (after truncation) is dropped and counted.
 from __future__ import annotations
 
 import json
+import weakref
 from bisect import bisect_left
 from typing import Any
 
@@ -37,16 +38,31 @@ TRUNCATIONS = ("right", "left", "drop", "error")
 TRAIN_ON = ("assistant", "all", "last")
 
 
+_BACKENDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def backend_of(tokenizer: Any):
-    """A private copy of the fast tokenizer's Rust backend (no truncation/padding state), or None."""
+    """A private copy of the fast tokenizer's Rust backend (no truncation/padding state), or None.
+
+    Copies are kept per tokenizer object (building one parses the whole vocabulary)."""
     backend = getattr(tokenizer, "backend_tokenizer", None) if getattr(tokenizer, "is_fast", False) else None
     if backend is None:
         return None
+    try:
+        cached = _BACKENDS.get(tokenizer)
+    except TypeError:  # not weak-referenceable
+        cached = None
+    if cached is not None:
+        return cached
     from tokenizers import Tokenizer
 
     copy = Tokenizer.from_str(backend.to_str())
     copy.no_truncation()
     copy.no_padding()
+    try:
+        _BACKENDS[tokenizer] = copy
+    except TypeError:
+        pass
     return copy
 
 

@@ -179,6 +179,7 @@ def check_conversation(messages: Any, *, field: str = "messages", prompt_only: b
             problems.append(Problem(f"{where}.content", f"empty {role} turn"))
         if role == "system" and i != 0:
             problems.append(Problem(f"{where}.role", "a system message may only come first"))
+            continue  # judge the next turn by the one before this misplaced message
         elif role == "user" and previous == "user":
             problems.append(Problem(f"{where}.role", "two user turns in a row"))
         elif role == "assistant" and previous not in ("user", "tool"):

@@ -183,7 +183,7 @@ def _read_json_slowly(path: str, exc: BaseException) -> Source:
             if not text.strip():
                 continue
             try:
-                record = json.loads(text)
+                record = json.loads(text.rstrip())
             except json.JSONDecodeError as err:
                 reason = f"invalid JSON: {err.msg} (column {err.colno})"
                 bad.append(BadLine(number, text.rstrip("\n"), reason, len(good)))
