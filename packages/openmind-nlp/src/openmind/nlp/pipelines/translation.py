@@ -23,6 +23,7 @@ class TranslationPipeline(InstructionPipeline):
     task = "translation"
     options = ("system", "tools", "template", "model_group", "instruction", "source_lang", "target_lang")
     instruction = "Translate the following text{source} into {target}. Answer with the translation only.\n\n{text}"
+    output_key = "translation_text"
     source_lang: str | None = None
     target_lang: str = "English"
 

@@ -117,7 +117,7 @@ class PipelineWrapper:
         if unknown:
             self._unknown({k: values[k] for k in unknown}, names)
         merged = {n: getattr(base, n) for n in names} if base is not None else {}
-        merged.update({k: v for k, v in values.items() if v is not None})
+        merged.update(values)  # an explicit None is a value here (e.g. top_k=None: every label)
         params = cls(**merged)
         params.check()
         return params
