@@ -37,9 +37,8 @@ __all__ = [
     "AutoModelForSequenceClassification",
     "AutoModelForTokenClassification",
     "AutoTokenizer",
-    "Trainer",
-    "TrainingArguments",
 ]
+#: also available lazily (module ``__getattr__``): Trainer, TrainingArguments
 
 #: keyword arguments of from_pretrained that choose where a hub model comes from
 _HUB_KEYS = ("revision", "hub")
