@@ -159,6 +159,7 @@ class HubState:
 
 
 _HF_INFO = re.compile(r"^/api/models/(?P<repo>[^/]+(?:/[^/]+)?)(?:/revision/(?P<rev>[^/]+))?$")
+_HF_TREE = re.compile(r"^/api/models/(?P<repo>[^/]+/[^/]+)/tree/(?P<rev>[^/]+)(?:/(?P<path>.*))?$")
 _HF_RESOLVE = re.compile(r"^/(?P<repo>[^/]+/[^/]+|[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$")
 _HF_PREUPLOAD = re.compile(r"^/api/models/(?P<repo>[^/]+/[^/]+)/preupload/(?P<rev>[^/]+)$")
 _HF_COMMIT = re.compile(r"^/api/models/(?P<repo>[^/]+/[^/]+)/commit/(?P<rev>[^/]+)$")
@@ -323,6 +324,25 @@ class Handler(BaseHTTPRequestHandler):
                 200,
                 {"id": m["repo"], "modelId": m["repo"], "sha": commit, "private": repo.private, "siblings": siblings},
             )
+            return True
+        m = _HF_TREE.match(path)
+        if m and self.command == "GET":  # list_repo_tree (snapshot_download uses it)
+            repo = self._repo_or_error(m["repo"], "hf")
+            if repo is None:
+                return True
+            if repo.resolve(unquote(m["rev"])) is None:
+                self._json(404, {"error": "rev"}, {"X-Error-Code": "RevisionNotFound"})
+                return True
+            entries, dirs = [], set()
+            for name, blob in sorted(repo.files.items()):
+                parts = name.split("/")
+                dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
+                entry = {"type": "file", "oid": blob.sha1, "size": blob.size, "path": name}
+                if blob.lfs:
+                    entry["lfs"] = {"oid": blob.sha256, "size": blob.size, "pointerSize": 134}
+                entries.append(entry)
+            entries += [{"type": "directory", "oid": "0" * 40, "size": 0, "path": d} for d in sorted(dirs)]
+            self._json(200, entries)
             return True
         m = _HF_RESOLVE.match(path)
         if m and self.command in ("GET", "HEAD"):

@@ -76,6 +76,44 @@ class Hasher:
         return done
 
 
+class BackgroundHasher:
+    """Feeds a :class:`Hasher` from another thread, so that hashing (which releases the GIL) runs
+    beside the network reads and the disk writes instead of after each of them."""
+
+    _END = object()
+
+    def __init__(self, hasher: Hasher) -> None:
+        import queue
+        import threading
+
+        self.hasher = hasher
+        self._queue: queue.Queue = queue.Queue(maxsize=256)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="om-hash", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is self._END:
+                return
+            if self._error is None:
+                try:
+                    self.hasher.update(item)
+                except BaseException as exc:  # reported by finish()
+                    self._error = exc
+
+    def update(self, data: bytes) -> None:
+        self._queue.put(data)
+
+    def finish(self) -> Hasher:
+        self._queue.put(self._END)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self.hasher
+
+
 def check_content(file: RemoteFile, size: int, hasher: Hasher) -> str | None:
     """Compare a finished download with the hub's metadata; return what is wrong, or ``None``."""
     if file.size is not None and size != file.size:

@@ -23,7 +23,15 @@ from pathlib import Path
 
 from openmind.core.errors import OpenMindError
 from openmind.core.hub.base import Hub, RemoteFile, Snapshot, TransientError
-from openmind.core.hub.cache import Hasher, RepoCache, atomic_write, check_content, link_or_copy, partial_key
+from openmind.core.hub.cache import (
+    BackgroundHasher,
+    Hasher,
+    RepoCache,
+    atomic_write,
+    check_content,
+    link_or_copy,
+    partial_key,
+)
 from openmind.core.hub.errors import H_CLIENT, H_INTEGRITY, H_NETWORK, H_UNSAFE_PATH
 from openmind.core.hub.ids import contained
 from openmind.core.logs import logger
@@ -293,16 +301,20 @@ def _transfer(hub: Hub, snapshot: Snapshot, file: RemoteFile, partial: Path, on_
                 have = start
             if have:
                 hasher.feed_file(partial, limit=have)
-            with open(partial, "ab") as fh:
-                for chunk in stream:
-                    if not chunk:
-                        continue
-                    fh.write(chunk)
-                    hasher.update(chunk)
-                    have += len(chunk)
-                    on_bytes(len(chunk))
-                    if file.size is not None and have > file.size:
-                        raise _Corrupt(f"the hub sent more than the {file.size} bytes it announced", have)
+            background = BackgroundHasher(hasher)
+            try:
+                with open(partial, "ab", buffering=0) as fh:
+                    for chunk in stream:
+                        if not chunk:
+                            continue
+                        fh.write(chunk)
+                        background.update(chunk)
+                        have += len(chunk)
+                        on_bytes(len(chunk))
+                        if file.size is not None and have > file.size:
+                            raise _Corrupt(f"the hub sent more than the {file.size} bytes it announced", have)
+            finally:
+                background.finish()
     else:
         hasher.feed_file(partial)
     if file.size is not None and have < file.size:
