@@ -101,6 +101,7 @@ class TorchCollator:
                 "input_ids": torch.tensor([ids], dtype=torch.long),
                 "labels": torch.tensor([labels], dtype=torch.long),
                 "position_ids": torch.tensor([pos], dtype=torch.long),
+                "use_cache": False,
             }
             if self.mask == "4d":
                 out["attention_mask"] = self._block_mask([pos], len(pos))
@@ -116,6 +117,8 @@ class TorchCollator:
             "input_ids": torch.tensor(out_ids, dtype=torch.long),
             "labels": torch.tensor(out_labels, dtype=torch.long),
             "position_ids": torch.tensor(out_pos, dtype=torch.long),
+            # transformers reads sample boundaries from position_ids only without a KV cache
+            "use_cache": False,
         }
         if self.mask == "4d":
             out["attention_mask"] = self._block_mask([r[2] for r in rows], width)
@@ -157,9 +160,10 @@ def torch_collator(
     * packed rows (with ``position_ids``): the first label of every packed sample is set to -100
       (no loss across samples) and
 
-      - ``mask="position_ids"`` (default): ``position_ids`` and no ``attention_mask`` —
-        transformers (>= 5) then builds a block-diagonal causal mask from the restarts in
-        sdpa/eager/flex and uses varlen kernels with flash-attention;
+      - ``mask="position_ids"`` (default): ``position_ids``, no ``attention_mask`` and
+        ``use_cache=False`` — transformers (>= 5) then builds a block-diagonal causal mask from
+        the restarts in sdpa/eager/flex and uses varlen kernels with flash-attention (with a KV
+        cache it would not: the batch carries ``use_cache=False`` for that reason);
       - ``mask="4d"``: an explicit additive ``[batch, 1, L, L]`` block-diagonal mask
         (``mask_dtype``, default float32) for models that do not read position restarts;
       - ``padding_free=True``: the whole batch flattened into one row without any padding;
