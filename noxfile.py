@@ -43,7 +43,8 @@ nox.options.sessions = [
 
 # package -> (openmind packages it needs, extra third-party test requirements)
 PACKAGES: dict[str, tuple[list[str], list[str]]] = {
-    "core": (["core"], []),
+    # hub tests run the real clients against a loopback test hub (TLS via trustme for openmind-hub)
+    "core": (["core"], ["huggingface_hub", "openmind-hub", "modelscope", "trustme"]),
     "nlp": (
         ["core", "nlp"],
         [

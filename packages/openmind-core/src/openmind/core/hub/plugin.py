@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from openmind.core.hookspecs import hookimpl
+from openmind.core.hub import errors as _errors  # noqa: F401  (declares OM-H0xx for the error catalogue)
 from openmind.core.specs import CommandSpec, HubSpec
 
 
