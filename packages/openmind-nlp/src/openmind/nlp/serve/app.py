@@ -322,7 +322,13 @@ def create_app(engine: Engine, settings: ServeSettings | None = None) -> FastAPI
         adapter = resolve_model(body.model)
         max_tokens = 16 if body.max_tokens is None else body.max_tokens
         prompts = body.prompts()
-        limit_checks(body.n * len(prompts), max_tokens)
+        limit_checks(body.n, max_tokens)
+        if len(prompts) > settings.max_queue:
+            raise ApiError(
+                400,
+                f"{len(prompts)} prompts in one request, over the queue bound of {settings.max_queue}",
+                param="prompt",
+            )
         if body.stream and len(prompts) > 1:
             raise ApiError(400, "streaming supports one prompt per request", param="prompt")
         jobs = []
