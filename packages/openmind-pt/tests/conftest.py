@@ -114,3 +114,16 @@ def reference_models():
         return cache[key]
 
     return get
+
+
+@pytest.fixture(autouse=True)
+def _console_handlers():
+    """CLI verbs attach a console handler to the "openmind" logger; drop it after each test so that
+    it does not outlive the test's captured stderr."""
+    import logging
+
+    logger = logging.getLogger("openmind")
+    before = list(logger.handlers)
+    yield
+    for handler in logger.handlers[len(before) :]:
+        logger.removeHandler(handler)

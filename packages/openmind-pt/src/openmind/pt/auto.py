@@ -70,12 +70,16 @@ class _SecureModel(_SecureFromPretrained):
     def from_pretrained(cls, pretrained_model_name_or_path: str | os.PathLike, *args: Any, **kwargs: Any) -> Any:
         allow_pickle = bool(kwargs.pop("allow_pickle", False))
         path = resolve_name(pretrained_model_name_or_path, kwargs)
-        if os.path.isdir(path) and not allow_pickle:
-            if not has_weights(path, SAFE_WEIGHTS) and has_weights(path, PICKLE_WEIGHTS):
-                raise M_PICKLE.error(f"{path!r} has only pickle weights", location=path)
-            if kwargs.get("use_safetensors") is False:
-                raise M_PICKLE.error("use_safetensors=False loads pickle weights", location=path)
-            kwargs.setdefault("use_safetensors", True)
+        if os.path.isdir(path):
+            only_pickle = not has_weights(path, SAFE_WEIGHTS) and has_weights(path, PICKLE_WEIGHTS)
+            if not allow_pickle:
+                if only_pickle:
+                    raise M_PICKLE.error(f"{path!r} has only pickle weights", location=path)
+                if kwargs.get("use_safetensors") is False:
+                    raise M_PICKLE.error("use_safetensors=False loads pickle weights", location=path)
+                kwargs.setdefault("use_safetensors", True)
+            elif only_pickle:
+                kwargs.setdefault("use_safetensors", False)
         kwargs.setdefault("trust_remote_code", False)
         return super(_SecureFromPretrained, cls).from_pretrained(path, *args, **kwargs)  # type: ignore[misc]
 

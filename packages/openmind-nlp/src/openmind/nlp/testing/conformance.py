@@ -279,7 +279,9 @@ class InstructionConformance(Conformance):
         translate = self.make("translation", chat_model_dir, max_new_tokens=8, temperature=0, target_lang="French")
         chat = self.make("chat", chat_model_dir, max_new_tokens=8, temperature=0)
         out = translate("Good morning", source_lang="English")
-        message = "Translate the following text from English into French. Answer with the translation only.\n\nGood morning"
+        message = (
+            "Translate the following text from English into French. Answer with the translation only.\n\nGood morning"
+        )
         assert out == {"translation_text": chat(message)["content"].strip()}
         with raises_code("OM-I003"):
             translate([{"role": "user", "content": "x"}])

@@ -44,7 +44,7 @@ def check_head(config: dict[str, Any], task: str, model_dir: str) -> None:
 
 
 def has_weights(folder: str | os.PathLike, patterns: tuple[str, ...]) -> bool:
-    return any(Path(folder).glob(p) for p in patterns)
+    return any(any(Path(folder).glob(p)) for p in patterns)
 
 
 def safetensors_kwargs(folder: str | os.PathLike, allow_pickle: bool) -> dict[str, Any]:
@@ -53,7 +53,9 @@ def safetensors_kwargs(folder: str | os.PathLike, allow_pickle: bool) -> dict[st
         return {"use_safetensors": True}
     if has_weights(folder, PICKLE_WEIGHTS) and not allow_pickle:
         raise M_PICKLE.error(f"{str(folder)!r} has only pickle weights", location=str(folder))
-    return {} if allow_pickle else {"use_safetensors": True}
+    if has_weights(folder, PICKLE_WEIGHTS):
+        return {"use_safetensors": False}  # allowed: transformers would otherwise insist on safetensors
+    return {"use_safetensors": True}
 
 
 def _load_error(exc: BaseException, what: str, where: str):
