@@ -13,6 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 # the modelscope client retries failed API calls on its own (read at import): keep tests fast
 os.environ.setdefault("MODELSCOPE_API_MAX_RETRIES", "1")
+os.environ.setdefault("MODELSCOPE_REPO_TREE_PAGE_MAX_ATTEMPTS", "1")
 
 from server import HubServer, HubState  # noqa: E402
 

@@ -51,8 +51,20 @@ def test_push_without_token_is_unauthorised(hub, tmp_path):
 
 def test_push_then_pull_back_modelers(tls_hub, state, tmp_path):
     pytest.importorskip("openmind_hub")
+    from openmind_hub.plugins.openmind import constants
+
     src = _write(tmp_path / "out", sample_files())
-    push(src, "om::owner/new-model", token=TOKEN)
+    # the client uploads only from allowed folders (/tmp, home, HUB_WHITE_LIST_PATHS read at import)
+    saved = list(constants.WHITE_LIST_PATHS)
+    constants.WHITE_LIST_PATHS[:] = ["/nowhere"]
+    try:
+        with pytest.raises(OpenMindError) as err:
+            push(src, "om::owner/new-model", token=TOKEN)
+        assert err.value.code == "OM-H013" and "HUB_WHITE_LIST_PATHS" in err.value.hint
+        constants.WHITE_LIST_PATHS[:] = [str(tmp_path)]
+        push(src, "om::owner/new-model", token=TOKEN)
+    finally:
+        constants.WHITE_LIST_PATHS[:] = saved
     assert set(state.repos["owner/new-model"].files) == set(sample_files())
     assert tree(pull("om::owner/new-model", progress=False)) == sample_files()
     with pytest.raises(OpenMindError) as err:

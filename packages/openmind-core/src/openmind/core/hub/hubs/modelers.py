@@ -22,6 +22,7 @@ from openmind.core.errors import OpenMindError
 from openmind.core.hub.base import Hub, RemoteFile, Snapshot, Stream, TransientError, iter_requests_body
 from openmind.core.hub.errors import (
     H_BAD_ENDPOINT,
+    H_BAD_FOLDER,
     H_BAD_ID,
     H_FILE_NOT_FOUND,
     H_GATED,
@@ -172,6 +173,12 @@ class ModelersHub(Hub):
             return H_UNAUTHORISED.error(f"{where}: HTTP 403: the token may not do this")
         if isinstance(exc, om.OMValidationError):
             return H_BAD_ID.error(f"{where}: the openmind-hub client refused it: {_first_line(exc)}")
+        if isinstance(exc, ValueError) and "WHITE_LIST_PATHS" in str(exc):
+            return H_BAD_FOLDER.error(
+                f"{where}: the openmind-hub client refused a path: {_first_line(exc)}",
+                hint="The client uploads only from /tmp, your home folder and the folders listed in "
+                "HUB_WHITE_LIST_PATHS (comma-separated; set it before the client is imported).",
+            )
         if isinstance(exc, ValueError) and "Token is required" in str(exc):
             return H_UNAUTHORISED.error(f"{where}: writing needs a token (--token or OPENMIND_HUB_TOKEN)")
         return None
