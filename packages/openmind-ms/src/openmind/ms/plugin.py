@@ -1,8 +1,67 @@
-"""openmind-ms's plugin: MindSpore pipelines and trainers. Registration only; imports no MindSpore."""
+"""openmind-ms's plugin ``ms``: the native MindSpore backend (registration only; imports no MindSpore).
+
+The native backend runs Hugging Face safetensors checkpoints of the Llama family and BERT
+encoders on MindSpore's own kernels (CPU here; Ascend and GPU device targets where present). The
+mindformers backend (Ascend production path) is a plugin of its own: ``ms-mindformers``
+(:mod:`openmind.ms.mindformers.plugin`).
+"""
 
 from __future__ import annotations
 
 from openmind.core.hookspecs import hookimpl
+from openmind.core.specs import PipelineSpec, TrainerSpec
+
+REQUIRES = ("mindspore>=2.3", "numpy<2", "transformers>=4.45")
+BACKEND = "native"
+NOTE = "Llama family + BERT on MindSpore (CPU, Ascend, GPU)"
+GENERATION = "openmind.ms.pipelines.generation:MindSporeCausalLM"
+#: task -> "module:attr" of its MindSpore pipeline
+PIPELINES = {
+    "chat": GENERATION,
+    "text-generation": GENERATION,
+    "summarization": GENERATION,
+    "translation": GENERATION,
+    "text2emb": "openmind.ms.pipelines.embedding:MindSporeEmbedding",
+    "text-classification": "openmind.ms.pipelines.classification:MindSporeTextClassification",
+}
+#: training stage -> trainer
+TRAINERS = {
+    "sft": "openmind.ms.training.trainer:MindSporeTrainer",
+    "pt": "openmind.ms.training.trainer:MindSporeTrainer",
+}
+
+
+@hookimpl
+def openmind_register_pipelines(register):
+    for task, impl in PIPELINES.items():
+        register(
+            PipelineSpec(
+                task=task,
+                framework="ms",
+                backend=BACKEND,
+                impl=impl,
+                requires=REQUIRES,
+                note=NOTE,
+                description=f"{task} on MindSpore (native Llama-family / BERT implementation, safetensors)",
+            )
+        )
+
+
+@hookimpl
+def openmind_register_trainers(register):
+    for stage, impl in TRAINERS.items():
+        register(
+            TrainerSpec(
+                task=stage,
+                framework="ms",
+                backend=BACKEND,
+                impl=impl,
+                requires=REQUIRES,
+                finetuning_types=("full", "lora"),
+                note=NOTE,
+                description=f"{stage} on MindSpore: compiled training step, AdamW, LoRA in PEFT format",
+            )
+        )
 
 
 @hookimpl
@@ -13,8 +72,9 @@ def openmind_env_info():
     if find_spec("mindspore") is None:
         return {"mindspore": "not installed"}
     try:
-        import mindspore
+        from openmind.ms import runtime
 
-        return {"mindspore": mindspore.__version__, "mindspore_device_target": mindspore.get_context("device_target")}
+        ms = runtime.mindspore_module()
+        return {"mindspore": ms.__version__, "mindspore_device_targets": ", ".join(runtime.available_targets())}
     except Exception as exc:  # noqa: BLE001 - env must never crash
         return {"mindspore_error": f"{type(exc).__name__}: {exc}"}

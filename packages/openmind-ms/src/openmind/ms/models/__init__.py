@@ -1,0 +1,1 @@
+"""Native MindSpore models that load Hugging Face safetensors checkpoints as they are."""

@@ -1,0 +1,1 @@
+"""MindSpore pipelines (the per-framework side of :mod:`openmind.nlp.pipelines.base`)."""
