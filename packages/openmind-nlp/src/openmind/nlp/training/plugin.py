@@ -2,4 +2,39 @@
 
 from __future__ import annotations
 
-from openmind.core.hookspecs import hookimpl  # noqa: F401  (hook implementations are added here)
+from openmind.core.hookspecs import hookimpl
+from openmind.core.specs import CommandSpec, TrainerWrapperSpec
+
+_BASE = "openmind.nlp.training.base"
+
+TRAINER_WRAPPERS = (
+    TrainerWrapperSpec(task="pt", impl=f"{_BASE}:PretrainWrapper", description="Continued pre-training on text."),
+    TrainerWrapperSpec(task="sft", impl=f"{_BASE}:SFTWrapper", description="Supervised fine-tuning."),
+    TrainerWrapperSpec(task="dpo", impl=f"{_BASE}:DPOWrapper", description="DPO (sigmoid, hinge, ipo, robust)."),
+    TrainerWrapperSpec(task="rm", impl=f"{_BASE}:RMWrapper", description="Reward model on preference pairs."),
+)
+
+COMMANDS = (
+    CommandSpec(
+        name="train",
+        impl="openmind.nlp.training.cli:TrainCommand",
+        help="train a model (pt, sft, dpo, rm; full, freeze, lora, qlora)",
+    ),
+    CommandSpec(
+        name="export",
+        impl="openmind.nlp.training.cli:ExportCommand",
+        help="merge a LoRA adapter into its base and write safetensors (+ --push)",
+    ),
+)
+
+
+@hookimpl
+def openmind_register_trainer_wrappers(register):
+    for spec in TRAINER_WRAPPERS:
+        register(spec)
+
+
+@hookimpl
+def openmind_register_commands(register):
+    for spec in COMMANDS:
+        register(spec)

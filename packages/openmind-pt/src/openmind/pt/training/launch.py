@@ -1,0 +1,43 @@
+"""Multi-process training: re-run ``openmind train`` under torchrun (DDP).
+
+On CPU the processes talk through gloo, on CUDA through NCCL and on Ascend through HCCL
+(torch_npu); transformers/accelerate pick the backend from the device. DeepSpeed and FSDP
+configurations are passed to the Trainer (accelerate) unchanged.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+from typing import Any
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def torchrun_command(args: Any, argv: list[str]) -> list[str]:
+    """``python -m torch.distributed.run --nproc-per-node N ... -m openmind.core.cli.main train ARGV``.
+
+    ``argv`` is what the workers run after ``train`` (the saved arguments file of the run).
+    """
+    nproc = int(args.training.nproc)
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nnodes",
+        "1",
+        "--nproc-per-node",
+        str(nproc),
+        "--master-addr",
+        "127.0.0.1",
+        "--master-port",
+        str(free_port()),
+        "-m",
+        "openmind.core.cli.main",
+        "train",
+        *argv,
+    ]

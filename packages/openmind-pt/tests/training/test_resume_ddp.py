@@ -1,0 +1,134 @@
+"""Checkpoints and resume (SIGKILL mid-training, then --resume), and DDP across 2 gloo processes."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+from conftest import cli_env
+from safetensors.torch import load_file
+
+from openmind.nlp.training.base import CHECKPOINT_MARKER
+
+
+def _cli(tiny_dir, sft_file, out, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "openmind.core.cli.main",
+        "train",
+        "--model",
+        str(tiny_dir),
+        "--dataset",
+        str(sft_file),
+        "--finetuning-type",
+        "full",
+        "--output-dir",
+        str(out),
+        "--learning-rate",
+        "3e-3",
+        "--lr-scheduler-type",
+        "cosine",
+        "--warmup-ratio",
+        "0.1",
+        "--logging-steps",
+        "1",
+        "--report-to",
+        "none",
+        "--plot-loss",
+        "false",
+        *extra,
+    ]
+
+
+def _final(out):
+    summary = json.loads((out / "train_summary.json").read_text())
+    return summary, load_file(out / "model.safetensors")
+
+
+def _losses(out, step):
+    history = json.loads((out / f"checkpoint-{step}" / "trainer_state.json").read_text())["log_history"]
+    return [h["loss"] for h in history if "loss" in h]
+
+
+@pytest.mark.slow
+def test_sigkill_then_resume_is_exact(tiny_dir, sft_file, tmp_path):
+    # 160 rows / 16 per step = 10 steps per epoch: the resumed part crosses an epoch boundary
+    args = ["--max-steps", "14", "--per-device-train-batch-size", "16", "--save-steps", "4", "--seed", "7"]
+    env = cli_env(tmp_path)
+    ref = tmp_path / "ref"
+    done = subprocess.run(_cli(tiny_dir, sft_file, ref, *args), env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    run = tmp_path / "run"
+    proc = subprocess.Popen(
+        _cli(tiny_dir, sft_file, run, *args), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    marker = run / "checkpoint-4" / CHECKPOINT_MARKER
+    deadline = time.time() + 600
+    while not marker.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    assert marker.exists() and not (run / "train_summary.json").exists()
+    # a kill during saving leaves a checkpoint without its marker: resume must not pick it
+    partial = run / "checkpoint-12"
+    partial.mkdir(exist_ok=True)
+    (partial / "model.safetensors").write_bytes(b"truncated")
+
+    resumed = subprocess.run(
+        _cli(tiny_dir, sft_file, run, *args, "--resume", "true"), env=env, capture_output=True, text=True, timeout=600
+    )
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "resuming from" in resumed.stderr
+    ref_summary, ref_weights = _final(ref)
+    run_summary, run_weights = _final(run)
+    assert run_summary["resumed_from"].endswith(("checkpoint-4", "checkpoint-8"))
+    assert run_summary["global_step"] == ref_summary["global_step"] == 14
+    assert run_summary["final_loss"] == pytest.approx(ref_summary["final_loss"], abs=1e-6)
+    assert _losses(run, 14) == pytest.approx(_losses(ref, 14), abs=1e-6)
+    for name, value in ref_weights.items():
+        assert torch.allclose(run_weights[name], value, atol=1e-6, rtol=0), name
+    assert (run / "checkpoint-12" / CHECKPOINT_MARKER).is_file()  # rewritten, complete this time
+
+
+@pytest.mark.slow
+def test_ddp_two_gloo_processes_match_one_process(tiny_dir, sft_file, tmp_path):
+    env = cli_env(tmp_path)
+    common = ["--max-steps", "6", "--save-steps", "6", "--seed", "3"]
+    one = tmp_path / "one"
+    done = subprocess.run(
+        _cli(tiny_dir, sft_file, one, *common, "--per-device-train-batch-size", "8"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    two = tmp_path / "two"
+    done = subprocess.run(
+        _cli(tiny_dir, sft_file, two, *common, "--per-device-train-batch-size", "4", "--nproc", "2"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "launching 2 processes" in done.stderr and "torch.distributed.run" in done.stderr
+    state = json.loads((two / "checkpoint-6" / "trainer_state.json").read_text())
+    assert state["train_batch_size"] == 4
+    assert (two / "checkpoint-6" / "rng_state_1.pth").is_file()  # a second rank really ran
+    one_losses, two_losses = _losses(one, 6), _losses(two, 6)
+    assert len(one_losses) == 6
+    assert two_losses == pytest.approx(one_losses, abs=1e-5)
+    a, b = load_file(one / "model.safetensors"), load_file(two / "model.safetensors")
+    for name, value in a.items():
+        assert torch.allclose(b[name], value, atol=1e-5), name
+    summary = json.loads((two / "train_summary.json").read_text())
+    assert summary["tokens"] == json.loads((one / "train_summary.json").read_text())["tokens"]

@@ -1,0 +1,226 @@
+"""sft / pt on the tiny model: outputs of a run, finetuning types, accumulation, packing, early stop."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from conftest import quick
+from safetensors.torch import load_file
+
+import openmind
+from openmind.core import args as A
+
+
+def test_full_sft_run_folder_has_everything(tiny_dir, sft_file, tmp_path):
+    out = tmp_path / "run"
+    result = openmind.train(
+        None,
+        stage="sft",
+        model=str(tiny_dir),
+        dataset=[str(sft_file)],
+        finetuning_type="full",
+        output_dir=str(out),
+        val_size=16,
+        **quick(max_steps=8, report_to=["tensorboard"], plot_loss=True, logging_steps=2, eval_steps=4, save_steps=4),
+    )
+    # it learns something: the loss goes down from ln(32000) ~ 10.4
+    history = json.loads((out / "checkpoint-8" / "trainer_state.json").read_text())["log_history"]
+    losses = [h["loss"] for h in history if "loss" in h]
+    assert losses[0] > 9.0 and losses[-1] < losses[0] - 1.5, losses
+    evals = [h["eval_loss"] for h in history if "eval_loss" in h]
+    assert len(evals) == 2 and evals[1] < evals[0]
+    # summary JSON: steps, tokens, time, final loss, peak memory
+    summary = json.loads((out / "train_summary.json").read_text())
+    assert summary["global_step"] == 8 and result.global_step == 8
+    assert summary["final_loss"] == pytest.approx(losses[-1])
+    assert summary["eval_loss"] == pytest.approx(result.eval_loss) and summary["eval_loss"] < 9.0
+    assert summary["tokens"] > 8 * 8 * 15 and summary["seconds"] > 0 and summary["tokens_per_second"] > 0
+    assert summary["peak_memory_mb"] > 0
+    assert summary["metrics"]["data"]["train_rows"] == 144
+    # loss-curve PNG, TensorBoard events, resolved arguments, two complete checkpoints
+    assert (out / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert list((out / "runs").rglob("events.out.tfevents.*"))
+    saved = A.load_run(out)
+    assert saved["stage"] == "sft" and saved["model"] == str(tiny_dir) and saved["learning_rate"] == 3e-3
+    assert (out / "checkpoint-4" / "openmind_checkpoint.json").is_file()
+    assert (out / "checkpoint-8" / "openmind_checkpoint.json").is_file()
+    # the run folder is a model: config, safetensors weights, tokenizer, chat template
+    assert (out / "model.safetensors").is_file() and (out / "tokenizer.json").is_file()
+    assert (out / "chat_template.jinja").is_file()
+    assert not list(out.glob("pytorch_model*.bin"))
+
+
+def test_tokens_counted_are_the_non_padding_tokens(tiny_dir, sft_file, tmp_path):
+    from datasets import load_dataset
+
+    out = tmp_path / "run"
+    result = openmind.train(
+        None,
+        model=str(tiny_dir),
+        dataset=[str(sft_file)],
+        finetuning_type="full",
+        output_dir=str(out),
+        **quick(max_steps=20, per_device_train_batch_size=16),  # 20 x 16 = 320 rows = 2 epochs of 160
+    )
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_dir)
+    rows = load_dataset("json", data_files=str(sft_file), split="train")
+    expected = sum(len(tok.apply_chat_template(r["messages"], tokenize=True)["input_ids"]) for r in rows)
+    assert result.tokens == 2 * expected
+
+
+def test_freeze_trains_only_the_last_layers(tiny_dir, sft_file, tmp_path):
+    out = tmp_path / "run"
+    openmind.train(
+        None,
+        model=str(tiny_dir),
+        dataset=[str(sft_file)],
+        finetuning_type="freeze",
+        freeze_trainable_layers=1,
+        output_dir=str(out),
+        **quick(max_steps=2),
+    )
+    before, after = load_file(tiny_dir / "model.safetensors"), load_file(out / "model.safetensors")
+    changed = {k for k in before if not torch.equal(before[k], after[k])}
+    assert changed and all(k.startswith("model.layers.1.") for k in changed), changed
+    assert any("model.layers.1.self_attn.q_proj" in k for k in changed)
+
+
+@pytest.mark.parametrize("switches", [{}, {"use_dora": True}, {"use_rslora": True}])
+def test_lora_writes_an_adapter_with_group_targets(tiny_dir, sft_file, tmp_path, switches):
+    out = tmp_path / "run"
+    result = openmind.train(
+        None,
+        model=str(tiny_dir),
+        dataset=[str(sft_file)],
+        finetuning_type="lora",
+        lora_rank=4,
+        output_dir=str(out),
+        **quick(max_steps=3),
+        **switches,
+    )
+    config = json.loads((out / "adapter_config.json").read_text())
+    assert config["r"] == 4 and config["lora_alpha"] == 8
+    assert config["use_dora"] is bool(switches.get("use_dora"))
+    assert config["use_rslora"] is bool(switches.get("use_rslora"))
+    assert set(config["target_modules"]) >= {"q_proj", "v_proj"}
+    weights = load_file(out / "adapter_model.safetensors")
+    assert any("lora_B" in k and v.abs().sum() > 0 for k, v in weights.items())  # B starts at 0: it moved
+    assert not (out / "model.safetensors").exists()
+    assert result.metrics["trainable_params"] < result.metrics["total_params"] / 10
+
+
+def test_gradient_accumulation_matches_the_big_batch(tiny_dir, sft_file, tmp_path):
+    curves = []
+    for name, bs, ga in (("big", 8, 1), ("acc", 4, 2)):
+        openmind.train(
+            None,
+            model=str(tiny_dir),
+            dataset=[str(sft_file)],
+            finetuning_type="full",
+            output_dir=str(tmp_path / name),
+            per_device_train_batch_size=bs,
+            gradient_accumulation_steps=ga,
+            **{k: v for k, v in quick(max_steps=4, save_steps=4).items() if k != "per_device_train_batch_size"},
+        )
+        history = json.loads((tmp_path / name / "checkpoint-4" / "trainer_state.json").read_text())["log_history"]
+        curves.append([h["loss"] for h in history if "loss" in h])
+    assert curves[0] == pytest.approx(curves[1], abs=1e-4)
+
+
+def test_sparse_logits_loss_equals_the_model_loss(tiny_dir):
+    """openmind's loss (logits only where trained) is transformers' loss, values and gradients."""
+    from transformers import AutoModelForCausalLM
+
+    from openmind.pt.training.hf import causal_lm_loss
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_dir)
+    torch.manual_seed(0)
+    ids = torch.randint(3, 32000, (3, 12))
+    labels = ids.clone()
+    labels[:, :5] = -100
+    labels[1, 9:] = -100
+    reference = model(input_ids=ids, labels=labels).loss
+    ref_grad = torch.autograd.grad(reference, model.lm_head.weight)[0]
+    loss, _, normalised = causal_lm_loss(model, {"input_ids": ids, "labels": labels})
+    grad = torch.autograd.grad(loss, model.lm_head.weight)[0]
+    assert not normalised
+    assert loss.item() == pytest.approx(reference.item(), abs=1e-5)
+    assert torch.allclose(grad, ref_grad, atol=1e-6)
+
+
+def test_packing_gives_the_loss_of_the_separate_samples(tiny_dir, sft_file, tmp_path):
+    """Packed, padding-free rows (position_ids restart per sample) see no other sample."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from openmind.nlp.training.base import SFTWrapper
+    from openmind.pt.training.data import build_datasets
+    from openmind.pt.training.hf import causal_lm_loss
+
+    ns = SFTWrapper.resolve(None, dict(model=str(tiny_dir), dataset=[str(sft_file)], packing=True, cutoff_len=64))
+    tok = AutoTokenizer.from_pretrained(tiny_dir)
+    tok.pad_token = tok.eos_token
+    from openmind.nlp.templates import resolve_template
+
+    template = resolve_template(None, model_dir=str(tiny_dir), tokenizer=tok)
+    packed = build_datasets(ns, tok, template, "sft", quiet=True)
+    assert "position_ids" in packed.train.column_names and packed.stats["train_rows"] < 160
+    ns.data.packing = False
+    plain = build_datasets(ns, tok, template, "sft", quiet=True)
+    model = AutoModelForCausalLM.from_pretrained(tiny_dir)
+    batch = packed.collator([packed.train[0], packed.train[1]])
+    assert batch["input_ids"].shape[0] == 1 and "attention_mask" not in batch  # padding-free, one row
+    n = sum(1 for p in batch["position_ids"][0].tolist() if p == 0)
+    with torch.no_grad():
+        packed_loss, _, _ = causal_lm_loss(model, dict(batch), num_items_in_batch=None)
+        # the same samples one by one: mean over their trained tokens
+        total, count = 0.0, 0
+        rows = [plain.train[i] for i in range(len(plain.train))]
+        seqs = []
+        ids = batch["input_ids"][0].tolist()
+        starts = [i for i, p in enumerate(batch["position_ids"][0].tolist()) if p == 0] + [len(ids)]
+        for a, b in zip(starts, starts[1:]):
+            seqs.append(ids[a:b])
+        by_ids = {tuple(r["input_ids"]): r for r in rows}
+        for seq in seqs:
+            row = by_ids[tuple(seq)]
+            labels = torch.tensor([row["labels"]])
+            out = model(input_ids=torch.tensor([row["input_ids"]]), labels=labels)
+            k = int((labels[:, 1:] != -100).sum())
+            total += out.loss.item() * k
+            count += k
+    assert len(seqs) == n > 2
+    assert packed_loss.item() == pytest.approx(total / count, abs=1e-4)
+
+
+def test_pretraining_on_text(tiny_dir, pt_file, tmp_path):
+    result = openmind.train(
+        None,
+        stage="pt",
+        model=str(tiny_dir),
+        dataset=[str(pt_file)],
+        finetuning_type="full",
+        packing=True,
+        cutoff_len=128,
+        output_dir=str(tmp_path / "run"),
+        **quick(max_steps=6),
+    )
+    assert result.stage == "pt" and result.final_loss < 9.0
+
+
+def test_early_stopping_stops_when_eval_loss_stalls(tiny_dir, sft_file, tmp_path):
+    result = openmind.train(
+        None,
+        model=str(tiny_dir),
+        dataset=[str(sft_file)],
+        finetuning_type="full",
+        val_size=8,
+        early_stopping_patience=1,
+        output_dir=str(tmp_path / "run"),
+        **quick(max_steps=40, learning_rate=1e-12, save_steps=2, lr_scheduler_type="constant"),
+    )
+    # eval loss cannot improve with a zero-ish learning rate: stop after the patience is used up
+    assert result.global_step == 4
