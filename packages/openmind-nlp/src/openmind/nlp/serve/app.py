@@ -253,7 +253,15 @@ def create_app(engine: Engine, settings: ServeSettings | None = None) -> FastAPI
     @app.get("/health")
     async def health(request: Request):
         scheduler = getattr(request.app.state, "scheduler", None)
-        return {"status": "ok", "model": settings.served_model_name, "queued": scheduler.queued if scheduler else 0}
+        stats = scheduler.stats if scheduler else None
+        return {
+            "status": "ok",
+            "model": settings.served_model_name,
+            "queued": scheduler.queued if scheduler else 0,
+            "batches": stats.batches if stats else 0,
+            "requests": stats.jobs if stats else 0,
+            "largest_batch": stats.largest_batch if stats else 0,
+        }
 
     @app.get("/v1/models")
     async def models():

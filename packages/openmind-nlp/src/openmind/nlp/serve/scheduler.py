@@ -63,7 +63,7 @@ class Scheduler:
         self._wakeup: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openmind-engine")
-        self._running = 0
+        self._last_size = self.max_batch_size
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -148,9 +148,13 @@ class Scheduler:
             if not self._waiting:
                 self._wakeup.clear()
                 await self._wakeup.wait()
-            if self.batch_wait and len(self._waiting) < self.max_batch_size:
+            # wait (at most batch_wait) for the clients of the batch that just finished to come back:
+            # clients in a steady loop send their next requests some ms apart, and closing the batch
+            # on the first ones would split the load into two half-full batches that alternate
+            target = min(self.max_batch_size, len(self._waiting) + self._last_size)
+            if self.batch_wait and len(self._waiting) < target:
                 deadline = time.perf_counter() + self.batch_wait
-                while len(self._waiting) < self.max_batch_size and time.perf_counter() < deadline:
+                while len(self._waiting) < target and time.perf_counter() < deadline:
                     self._wakeup.clear()
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(self._wakeup.wait(), max(0.0, deadline - time.perf_counter()))
@@ -158,6 +162,7 @@ class Scheduler:
             if not batch:
                 continue
             jobs = [job for job, _ in batch]
+            self._last_size = len(jobs)
             self.stats.batches += 1
             self.stats.jobs += len(jobs)
             self.stats.largest_batch = max(self.stats.largest_batch, len(jobs))
