@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from openmind.core.hookspecs import hookimpl
 from openmind.core.specs import CommandSpec, PipelineWrapperSpec, TaskSpec
+from openmind.nlp import errors  # noqa: F401  (declares the OM-I1xx / OM-M1xx codes for the catalogue)
 
 INFERENCE_TASKS = (
     TaskSpec(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from openmind.core.hookspecs import hookimpl
 from openmind.core.specs import PipelineSpec
+from openmind.pt import device  # noqa: F401  (declares OM-V001 for the catalogue; imports no torch)
 
 REQUIRES = ("torch>=2.1", "transformers>=4.45")
 GENERATION = "openmind.pt.pipelines.generation:TorchCausalLM"
