@@ -19,6 +19,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
 from openmind.nlp.serve.errors import S_BACKEND_MISSING, S_BACKEND_START
 
 
@@ -178,8 +181,6 @@ def create_proxy_app(upstream_url: str, settings: Any):
     from contextlib import asynccontextmanager
 
     import httpx
-    from fastapi import FastAPI, Request
-    from fastapi.responses import JSONResponse, Response, StreamingResponse
 
     from openmind.nlp.serve.app import ApiError, create_guard
     from openmind.nlp.serve.schemas import error_body
