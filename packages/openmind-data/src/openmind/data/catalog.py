@@ -195,18 +195,18 @@ def resolve(name: str, dataset_dir: str | os.PathLike | None = None, formatting:
     for prefix, kind in HUB_PREFIXES.items():
         if name.startswith(prefix):
             return DatasetEntry(name=name, load_from=kind, hub_id=name[len(prefix) :], formatting=formatting)
+    known = registry(dataset_dir)
+    if name in known:  # a registered name wins over a same-named file or folder in the working directory
+        entry = known[name]
+        if formatting != "auto":
+            entry.formatting = formatting
+        return entry
     candidates = [Path(name)]
     if dataset_dir and not os.path.isabs(name):
         candidates.append(Path(dataset_dir) / name)
     for path in candidates:
         if path.exists():
             return DatasetEntry(name=path.name, paths=[str(path)], formatting=formatting, defined_in=str(path))
-    known = registry(dataset_dir)
-    if name in known:
-        entry = known[name]
-        if formatting != "auto":
-            entry.formatting = formatting
-        return entry
     close = difflib.get_close_matches(name, list(known), n=3)
     where = f" or registered in {dataset_dir}" if dataset_dir else " (no --dataset-dir given to look names up in)"
     hint = f"Did you mean {', '.join(map(repr, close))}?" if close else D_NOT_FOUND.hint

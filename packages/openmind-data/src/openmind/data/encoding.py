@@ -103,6 +103,8 @@ class Encoder:
         self.truncation = truncation
         self._backend = None
         self._specials: tuple[list[int], list[int]] | None = None
+        #: return ``pyarrow.Table`` batches (what ``prepare`` uses: no per-value type inference on write)
+        self.arrow = False
 
     def __getstate__(self) -> dict[str, Any]:  # the Rust backend copy is rebuilt in each worker
         state = dict(self.__dict__)
@@ -116,13 +118,24 @@ class Encoder:
             self._backend = backend_of(self.tokenizer) or False
         return self._backend
 
-    def tokenize(self, texts: list[str]) -> list[tuple[list[int], list[int]]]:
-        """``[(ids, token start offsets)]`` of whole strings, in one batched call."""
+    def tokenize(self, texts: list[str]) -> list[tuple[list[int], Any]]:
+        """``[(ids, where)]`` of whole strings, in one batched call; ``where`` locates characters
+        (a ``tokenizers.Encoding``, or the list of token start offsets)."""
         backend = self.backend
         if backend:
-            return [(e.ids, [o[0] for o in e.offsets]) for e in backend.encode_batch(texts, add_special_tokens=False)]
+            return [(e.ids, e) for e in backend.encode_batch(texts, add_special_tokens=False)]
         out = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
         return [(ids, [o[0] for o in offs]) for ids, offs in zip(out["input_ids"], out["offset_mapping"])]
+
+    @staticmethod
+    def _first_at(where: Any, pos: int, n: int) -> int:
+        """Index of the first token whose first character is at or after ``pos``."""
+        if isinstance(where, list):
+            return bisect_left(where, pos)
+        k = where.char_to_token(pos)
+        if k is None:  # a character no token covers: fall back to the offsets
+            return bisect_left([o[0] for o in where.offsets], pos)
+        return k + 1 if where.token_to_chars(k)[0] < pos else k
 
     # ---- conversations ----------------------------------------------------------------
     def pieces(self, messages: list[dict], tools: Any) -> list[tuple[str, bool]]:
@@ -140,12 +153,16 @@ class Encoder:
             pos += len(text)
         return "".join(t for t, _ in pieces), spans
 
-    def _label(self, ids: list[int], starts: list[int], spans: list[tuple[int, int]]) -> list[int]:
+    def _label(self, ids: list[int], where: Any, spans: list[tuple[int, int]], length: int) -> list[int]:
         if self.train_on == "all":
             return list(ids)
         labels = [IGNORE_INDEX] * len(ids)
+        n = len(ids)
         for a, b in spans:
-            i, j = bisect_left(starts, a), bisect_left(starts, b)
+            if a >= b:
+                continue
+            i = self._first_at(where, a, n)
+            j = n if b >= length else self._first_at(where, b, n)
             labels[i:j] = ids[i:j]
         return labels
 
@@ -175,13 +192,13 @@ class Encoder:
             spans.append(sp)
         out: list[tuple[list[int], list[int]] | str] = []
         encoded = self.tokenize(texts) if len(slow) < len(items) else [([], [])] * len(items)
-        for k, (ids, starts) in enumerate(encoded):
+        for k, (ids, where) in enumerate(encoded):
             if k in errors:
                 out.append(errors[k])
             elif k in slow:
                 out.append(slow[k])
             else:
-                out.append((ids, self._label(ids, starts, spans[k])))
+                out.append((ids, self._label(ids, where, spans[k], len(texts[k]))))
         return out
 
     # ---- truncation -------------------------------------------------------------------
@@ -202,6 +219,11 @@ class Encoder:
         return ids, labels, status
 
     # ---- batch entry points -----------------------------------------------------------
+    def output_columns(self) -> list[str]:
+        if self.stage in ("dpo", "rm"):
+            return ["chosen_input_ids", "chosen_labels", "rejected_input_ids", "rejected_labels"]
+        return ["input_ids", "labels"]
+
     def __call__(self, batch: dict[str, list]) -> dict[str, list]:
         if self.stage == "pt":
             return self._pretrain(batch)
@@ -209,10 +231,10 @@ class Encoder:
             return self._pairs(batch)
         return self._sft(batch)
 
-    def _finish(self, out: dict[str, list], batch: dict[str, list]) -> dict[str, list]:
+    def _finish(self, out: dict[str, list], batch: dict[str, list]) -> Any:
         out["_file"] = list(batch["_file"])
         out["_row"] = list(batch["_row"])
-        return out
+        return to_table(out) if self.arrow else out
 
     def _sft(self, batch: dict[str, list]) -> dict[str, list]:
         tools = batch.get("tools") or [None] * len(batch["messages"])
@@ -224,7 +246,7 @@ class Encoder:
                 out["labels"].append([])
                 out["_status"].append(OK)
                 out["_length"].append(0)
-                out["_problems"].append(json.dumps([{"field": "messages", "reason": result}]))
+                out["_problems"].append(json.dumps([{"field": "messages", "reason": result, "code": "OM-D011"}]))
                 continue
             ids, labels = result
             length = len(ids)
@@ -282,7 +304,7 @@ class Encoder:
                     out[key].append([])
                 out["_status"].append(OK)
                 out["_length"].append(0)
-                out["_problems"].append(json.dumps([{"field": "messages", "reason": bad}]))
+                out["_problems"].append(json.dumps([{"field": "messages", "reason": bad, "code": "OM-D011"}]))
                 continue
             statuses = []
             length = max(len(pair[0][0]), len(pair[1][0]))
@@ -299,6 +321,30 @@ class Encoder:
             out["_length"].append(length)
             out["_problems"].append(None)
         return self._finish(out, batch)
+
+
+_INT_COLUMNS = {"_status": "int8", "_length": "int32", "_file": "int32", "_row": "int64"}
+
+
+def to_table(out: dict[str, list]):
+    """Encoder output -> ``pyarrow.Table`` (token lists as int32 list arrays built from flat buffers)."""
+    from itertools import chain
+
+    import numpy as np
+    import pyarrow as pa
+
+    arrays = {}
+    for name, values in out.items():
+        if name in _INT_COLUMNS:
+            arrays[name] = pa.array(values, type=_INT_COLUMNS[name])
+        elif name == "_problems":
+            arrays[name] = pa.array(values, type=pa.string())
+        else:
+            offsets = np.zeros(len(values) + 1, dtype=np.int32)
+            np.cumsum([len(v) for v in values], out=offsets[1:])
+            flat = pa.array(list(chain.from_iterable(values)), type=pa.int32())
+            arrays[name] = pa.ListArray.from_arrays(pa.array(offsets), flat)
+    return pa.table(arrays)
 
 
 def encode_rows(encoder: Encoder, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

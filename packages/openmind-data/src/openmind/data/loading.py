@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import sys
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,8 @@ class RowProblem:
     line: int | None
     field: str
     reason: str
+    #: error code to raise with when this problem stops a run (default: OM-D001/OM-D002)
+    code: str = ""
 
     @property
     def location(self) -> str:
@@ -123,7 +126,8 @@ def _convert_batch(
     target: str,
     file_index: int,
     bad_rows: dict[int, str],
-) -> dict[str, list]:
+    encoder: Any = None,
+) -> Any:
     keys = list(batch)
     if keys == ["_json"]:
         rows = [json.loads(s) for s in batch["_json"]]
@@ -147,7 +151,35 @@ def _convert_batch(
         out["_file"].append(file_index)
         out["_row"].append(index)
         out["_problems"].append(json.dumps([p.to_dict() for p in problems]) if problems else None)
+    if encoder is not None:
+        return _encode_converted(out, encoder)
     return out
+
+
+def _encode_converted(out: dict[str, list], encoder: Any):
+    """Tokenise the rows that passed the checks, in the same pass (``prepare``): no standard-format
+    copy of the data is written and read back."""
+    from openmind.data.encoding import OK, to_table
+
+    good = [i for i, p in enumerate(out["_problems"]) if p is None]
+    batch = {k: [v[i] for i in good] for k, v in out.items() if k != "_problems"}
+    encoded = encoder(batch) if good else None
+    token_cols = [k for k in encoded if not k.startswith("_")] if encoded else encoder.output_columns()
+    n = len(out["_problems"])
+    result: dict[str, list] = {c: [[] for _ in range(n)] for c in token_cols}
+    result["_status"] = [OK] * n
+    result["_length"] = [0] * n
+    result["_problems"] = list(out["_problems"])
+    for k, i in enumerate(good):
+        for c in token_cols:
+            result[c][i] = encoded[c][k]
+        result["_status"][i] = encoded["_status"][k]
+        result["_length"][i] = encoded["_length"][k]
+        if encoded["_problems"][k] is not None:
+            result["_problems"][i] = encoded["_problems"][k]
+    result["_file"] = out["_file"]
+    result["_row"] = out["_row"]
+    return to_table(result)
 
 
 def _formatting(entry: catalog.DatasetEntry, source: readers.Source, data_args: Any, stage: str) -> Mapping:
@@ -211,8 +243,11 @@ def _check_columns(converter: Converter, source: readers.Source) -> None:
             )
 
 
-def load_entry(entry: catalog.DatasetEntry, data_args: Any, stage: str, file_offset: int = 0) -> Loaded:
-    """Read, convert and check one dataset entry (all its files)."""
+def load_entry(
+    entry: catalog.DatasetEntry, data_args: Any, stage: str, file_offset: int = 0, encoder: Any = None
+) -> Loaded:
+    """Read, convert and check one dataset entry (all its files); with an ``encoder`` the rows are
+    tokenised in the same pass (the result has the encoder's columns instead of the standard ones)."""
     import datasets
 
     cache = str(data_cache_dir(data_args) / "raw")
@@ -248,13 +283,17 @@ def load_entry(entry: catalog.DatasetEntry, data_args: Any, stage: str, file_off
                 batched=True,
                 with_indices=True,
                 remove_columns=raw.column_names,
-                features=datasets.Features({**features(target), "_problems": datasets.Value("string")}),
+                features=None
+                if encoder is not None
+                else datasets.Features({**features(target), "_problems": datasets.Value("string")}),
                 fn_kwargs={
                     "converter": converter,
                     "target": target,
                     "file_index": file_offset + i,
                     "bad_rows": bad_rows,
+                    "encoder": encoder,
                 },
+                new_fingerprint=uuid.uuid4().hex,
                 num_proc=workers if workers > 1 and len(raw) >= 2 * workers else None,
                 desc=f"Checking {Path(source.path).name}",
             )
@@ -277,7 +316,9 @@ def _collect(parts, report: Report, sources, data_args) -> Loaded:
             for row, problems in zip(bad["_row"], bad["_problems"]):
                 line = source.line_of(row)
                 for p in json.loads(problems):
-                    report.problems.append(RowProblem(source.path, row, line, p["field"], p["reason"]))
+                    report.problems.append(
+                        RowProblem(source.path, row, line, p["field"], p["reason"], p.get("code", ""))
+                    )
             report.rejected += len(bad_idx)
             ds = ds.select(np.flatnonzero(~valid))
         kept_parts.append(ds.remove_columns("_problems"))
@@ -326,7 +367,9 @@ def raise_first(report: Report) -> None:
     first = report.problems[0]
     more = report.rejected - 1
     tail = f" ({more} more bad row{'s' if more != 1 else ''}; `openmind data validate` lists them all)" if more else ""
-    code = D_BAD_LINE if not first.field else D_BAD_ROW
+    from openmind.core.errors import CODES
+
+    code = CODES.get(first.code) or (D_BAD_LINE if not first.field else D_BAD_ROW)
     raise code.error(f"{first.reason}{tail}", location=first.location)
 
 
@@ -338,6 +381,7 @@ def load(
     rejects: str | None = None,
     keep_rejects: bool = True,
     allow_empty: bool = False,
+    encoder: Any = None,
 ) -> Loaded:
     """Load ``names`` (default ``data_args.dataset``) for ``stage``, honouring ``on_error``.
 
@@ -357,7 +401,7 @@ def load(
     sources: list[readers.Source] = []
     for name in names:
         entry = catalog.resolve(name, dataset_dir, formatting)
-        loaded = load_entry(entry, data_args, stage, file_offset=len(sources))
+        loaded = load_entry(entry, data_args, stage, file_offset=len(sources), encoder=encoder)
         total.merge(loaded.report)
         sources += loaded.sources
         if loaded.dataset is not None:

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from openmind.data import cache as C
 from openmind.data import catalog, readers
 from openmind.data.encoding import DROPPED, NO_LABELS, OK, TOO_LONG, TRUNCATED, Encoder
-from openmind.data.errors import D_EMPTY, D_TEMPLATE, D_TOO_LONG
-from openmind.data.loading import Loaded, Report, RowProblem, announce, data_cache_dir, load, no_datasets_cache
+from openmind.data.errors import D_EMPTY, D_TOO_LONG
+from openmind.data.loading import Report, RowProblem, announce, data_cache_dir, load
 
 HELPER_COLUMNS = ("_status", "_length", "_problems", "_file", "_row")
 
@@ -61,64 +60,31 @@ def _workers(data_args: Any, n: int) -> int | None:
     return workers if workers > 1 and n >= 2 * workers else None
 
 
-def _tokenize(loaded: Loaded, encoder: Encoder, data_args: Any, report: Report, what: str):
-    """Encode the standard rows; count and act on truncation, drops and template refusals."""
+def _finalize(ds: Any, sources: list, encoder: Encoder, report: Report):
+    """Count and act on the encoder's status column: truncated, dropped, too long (raises)."""
     import numpy as np
-    import pyarrow.compute as pc
 
-    ds = loaded.dataset
-    with no_datasets_cache():
-        out = ds.map(
-            encoder,
-            batched=True,
-            batch_size=512,
-            remove_columns=[c for c in ds.column_names if c not in ("_file", "_row")],
-            num_proc=_workers(data_args, len(ds)),
-            new_fingerprint=uuid.uuid4().hex,
-            desc=f"Tokenizing {what}",
-        )
-    status = out.data.column("_status").to_numpy()
-    problems = pc.is_valid(out.data.column("_problems")).to_numpy(zero_copy_only=False)
-    sources = loaded.sources
-
-    def locate(i: int) -> RowProblem:
-        row = out[int(i)]
-        src = sources[row["_file"]] if row["_file"] < len(sources) else None
-        return RowProblem(src.path if src else "?", row["_row"], src.line_of(row["_row"]) if src else None, "", "")
-
+    status = ds.data.column("_status").to_numpy()
     too_long = np.flatnonzero(status == TOO_LONG)
     if len(too_long):
-        where = locate(too_long[0])
-        n = int(out[int(too_long[0])]["_length"])
+        row = ds[int(too_long[0])]
+        src = sources[row["_file"]]
+        where = RowProblem(src.path, row["_row"], src.line_of(row["_row"]), "", "")
         raise D_TOO_LONG.error(
-            f"sample of {n} tokens is longer than cutoff_len={encoder.cutoff_len} ({len(too_long)} sample(s) in all)",
+            f"sample of {row['_length']} tokens is longer than cutoff_len={encoder.cutoff_len} "
+            f"({len(too_long)} sample(s) in all)",
             location=where.location,
         )
-    bad = np.flatnonzero(problems)
-    found: list[RowProblem] = []
-    for i in bad:
-        where = locate(i)
-        for p in json.loads(out[int(i)]["_problems"]):
-            found.append(RowProblem(where.source, where.row, where.line, p["field"], p["reason"]))
-    report.problems += found
-    if len(bad):
-        if getattr(data_args, "on_error", "fail") == "fail":
-            first = found[0]
-            raise D_TEMPLATE.error(
-                f"{first.reason}" + (f" ({len(bad) - 1} more row(s))" if len(bad) > 1 else ""), location=first.location
-            )
-        report.rejected += len(bad)
-        report.kept -= len(bad)
     report.truncated += int((status == TRUNCATED).sum())
     dropped = int(((status == DROPPED) | (status == NO_LABELS)).sum())
     report.dropped += dropped
     report.kept -= dropped
-    keep = ((status == OK) | (status == TRUNCATED)) & ~problems
-    lengths = out.data.column("_length").to_numpy()[keep]
+    keep = (status == OK) | (status == TRUNCATED)
+    lengths = ds.data.column("_length").to_numpy()[keep]
     if not keep.all():
-        out = out.select(np.flatnonzero(keep))
-    out = out.remove_columns([c for c in HELPER_COLUMNS if c in out.column_names])
-    return out, lengths
+        ds = ds.select(np.flatnonzero(keep))
+    ds = ds.remove_columns([c for c in HELPER_COLUMNS if c in ds.column_names])
+    return ds, lengths
 
 
 def _split(dataset: Any, val_size: float, seed: int):
@@ -186,31 +152,29 @@ def prepare(
             )
         return result
 
-    loaded = load(data_args, stage=stage)
-    report = loaded.report
     encoder = Encoder(
         tokenizer,
         template,
         stage=stage,
         train_on=getattr(data_args, "train_on", "assistant"),
         cutoff_len=getattr(data_args, "cutoff_len", 1024),
-        truncation="right"
-        if (stage == "pt" and getattr(data_args, "packing", False))
-        else getattr(data_args, "truncation", "right"),
+        truncation=getattr(data_args, "truncation", "right"),
     )
     if stage == "pt" and getattr(data_args, "packing", False):
         encoder.cutoff_len = 1 << 62  # long documents are split into chunks below, nothing is cut away
-    eval_loaded = load(data_args, stage=stage, names=eval_names) if eval_names else None
-    if eval_loaded is None:
-        train_rows, eval_rows = _split(loaded.dataset, float(getattr(data_args, "val_size", 0) or 0), seed)
-    else:
-        train_rows, eval_rows = loaded.dataset, eval_loaded.dataset
+    loaded = load(data_args, stage=stage, encoder=encoder)
+    report = loaded.report
+    if eval_names:
+        eval_loaded = load(data_args, stage=stage, names=eval_names, encoder=encoder)
         report.merge(eval_loaded.report)
-    train, lengths = _tokenize(Loaded(train_rows, report, loaded.sources), encoder, data_args, report, "train")
+        train_rows, eval_rows, eval_sources = loaded.dataset, eval_loaded.dataset, eval_loaded.sources
+    else:
+        train_rows, eval_rows = _split(loaded.dataset, float(getattr(data_args, "val_size", 0) or 0), seed)
+        eval_sources = loaded.sources
+    train, lengths = _finalize(train_rows, loaded.sources, encoder, report)
     evald = None
     if eval_rows is not None:
-        eval_sources = eval_loaded.sources if eval_loaded is not None else loaded.sources
-        evald, _ = _tokenize(Loaded(eval_rows, report, eval_sources), encoder, data_args, report, "eval")
+        evald, _ = _finalize(eval_rows, eval_sources, encoder, report)
     if report.kept <= 0 or len(train) == 0:
         raise D_EMPTY.error(f"no samples left to train on: {report.summary()}")
 

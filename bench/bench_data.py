@@ -1,0 +1,175 @@
+"""Data preparation: openmind vs LLaMA-Factory on the same synthetic rows, in the same run.
+
+50,000 multi-turn sharegpt conversations (``OPENMIND_BENCH_DATA_ROWS`` to change), the real
+Llama-2 tokenizer (32k BPE) and the ``llama2`` template, cutoff 1024, one process each
+(``OPENMIND_BENCH_DATA_WORKERS``), ``TOKENIZERS_PARALLELISM=false``. Each preparation runs in
+its own process (``bench/data_runners.py``) so peak memory is its own:
+
+* openmind cold: ``prepare()`` with an empty cache (read, convert, check, tokenise, store);
+* openmind warm: the same call again (cache hit);
+* LLaMA-Factory: ``get_dataset()`` (load, align, tokenise) with an empty datasets cache, in the
+  venv ``.venv-lf`` (or ``OPENMIND_LF_PYTHON``); create it with
+  ``bash bench/setup_llamafactory_venv.sh`` (or set ``OPENMIND_BENCH_LF=install``).
+
+Outputs are compared row by row. LLaMA-Factory's ``llama2`` template renders ``answer</s>``
+while the official Llama-2 chat template renders ``answer </s>`` (ENVIRONMENT.md): openmind
+follows the official one, so its rows carry one more token (29871, trained) before each EOS;
+the comparison removes exactly that token and requires everything else to be identical.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent
+SPACE, EOS, IGNORE = 29871, 2, -100
+
+
+def lf_python() -> str | None:
+    explicit = os.environ.get("OPENMIND_LF_PYTHON")
+    if explicit:
+        return explicit
+    candidate = ROOT / ".venv-lf" / "bin" / "python"
+    if not candidate.exists() and os.environ.get("OPENMIND_BENCH_LF") == "install":
+        subprocess.run(["bash", str(HERE / "setup_llamafactory_venv.sh"), str(ROOT / ".venv-lf")], check=True)
+    return str(candidate) if candidate.exists() else None
+
+
+def _run(python: str, side: str, rows: Path, tok: Path, out: str, cache: Path, cutoff: int, workers: int) -> dict:
+    env = dict(os.environ, TOKENIZERS_PARALLELISM="false", OPENMIND_QUIET="1", HF_HUB_OFFLINE="1")
+    cmd = [python, str(HERE / "data_runners.py"), side, str(rows), str(tok), out, str(cache), str(cutoff), str(workers)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
+    if proc.returncode or line is None:
+        raise RuntimeError(f"{side} run failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    return json.loads(line[len("RESULT ") :])
+
+
+def official_to_lf(ids: list[int], labels: list[int]) -> tuple[list[int], list[int]]:
+    """Remove the official template's space token before each trained EOS (``answer </s>`` -> ``answer</s>``)."""
+    drop = {k for k in range(len(ids) - 1) if ids[k] == SPACE and ids[k + 1] == EOS and labels[k + 1] == EOS}
+    return [x for k, x in enumerate(ids) if k not in drop], [x for k, x in enumerate(labels) if k not in drop]
+
+
+def compare(om_dir: str, lf_dir: str) -> tuple[int, int, str]:
+    import datasets
+
+    om = datasets.load_from_disk(om_dir)
+    lf = datasets.load_from_disk(lf_dir)
+    if len(om) != len(lf):
+        return 0, max(len(om), len(lf)), f"row counts differ: openmind {len(om)}, LLaMA-Factory {len(lf)}"
+    same, first = 0, ""
+    for start in range(0, len(om), 5000):
+        a = om[start : start + 5000]
+        b = lf[start : start + 5000]
+        for k, (ids, labels, lf_ids, lf_labels) in enumerate(
+            zip(a["input_ids"], a["labels"], b["input_ids"], b["labels"])
+        ):
+            if official_to_lf(ids, labels) == (lf_ids, lf_labels):
+                same += 1
+            elif not first:
+                first = f"first difference at row {start + k}"
+    return same, len(om), first
+
+
+def run() -> list[dict]:
+    rows_n = int(os.environ.get("OPENMIND_BENCH_DATA_ROWS", "50000"))
+    workers = int(os.environ.get("OPENMIND_BENCH_DATA_WORKERS", "1"))
+    cutoff = 1024
+    sys.path.insert(0, str(HERE))
+    from data_runners import synthetic_rows, write_rows
+
+    from openmind.nlp.testing.assets import save_llama2_tokenizer
+
+    work = Path(tempfile.mkdtemp(prefix="om-bench-data-"))
+    rows_dir = write_rows(work / "rows", synthetic_rows(rows_n))
+    tok = save_llama2_tokenizer(work / "tokenizer")
+    name = f"data prep ({rows_n} rows, llama2, 1 proc)"
+    out: list[dict] = []
+    try:
+        cold = _run(sys.executable, "openmind", rows_dir, tok, str(work / "om_out"), work / "om_cache", cutoff, workers)
+        warm = _run(sys.executable, "openmind", rows_dir, tok, "", work / "om_cache", cutoff, workers)
+        lf_py = lf_python()
+        lf = None
+        if lf_py:
+            lf = _run(lf_py, "llamafactory", rows_dir, tok, str(work / "lf_out"), work / "lf_cache", cutoff, workers)
+        om_rps = cold["rows"] / cold["seconds"]
+        om_tps = cold["tokens"] / cold["seconds"]
+        out.append(
+            _row(
+                name,
+                f"openmind cold: {cold['seconds']:.1f} s, {om_rps:.0f} rows/s, {om_tps:.0f} tokens/s, peak {cold['peak_rss_mb']:.0f} MB",
+                f"{om_rps:.0f} rows/s",
+                "",
+                None,
+            )
+        )
+        if lf:
+            lf_rps = lf["rows"] / lf["seconds"]
+            lf_tps = lf["tokens"] / lf["seconds"]
+            out.append(
+                _row(
+                    name,
+                    f"LLaMA-Factory 0.9.5: {lf['seconds']:.1f} s, {lf_rps:.0f} rows/s, {lf_tps:.0f} tokens/s, peak {lf['peak_rss_mb']:.0f} MB",
+                    f"{lf_rps:.0f} rows/s",
+                    "",
+                    None,
+                )
+            )
+            ratio = om_rps / lf_rps
+            out.append(
+                _row(
+                    name,
+                    "throughput openmind / LLaMA-Factory (rows/s, same rows, same run)",
+                    f"{ratio:.2f}x",
+                    ">= 2x",
+                    ratio >= 2,
+                )
+            )
+            same, total, why = compare(str(work / "om_out"), str(work / "lf_out"))
+            text = f"{same}/{total} rows identical (official ' </s>' space token accounted for)" + (
+                f"; {why}" if why else ""
+            )
+            out.append(_row(name, text, f"{same}/{total}", "all identical", same == total and total > 0))
+        else:
+            out.append(
+                _row(
+                    name,
+                    "LLaMA-Factory: venv not found (bash bench/setup_llamafactory_venv.sh)",
+                    "skipped",
+                    ">= 2x",
+                    None,
+                )
+            )
+        speedup = cold["seconds"] / warm["seconds"]
+        out.append(
+            _row(
+                name,
+                f"cached re-run: {warm['seconds']:.2f} s vs cold {cold['seconds']:.1f} s (peak {warm['peak_rss_mb']:.0f} MB)",
+                f"{speedup:.0f}x",
+                ">= 50x",
+                speedup >= 50 and warm["from_cache"],
+            )
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def _row(bench: str, metric: str, value: str, target: str, ok) -> dict:
+    return {"benchmark": bench, "metric": metric, "value": value, "target": target, "ok": ok}
+
+
+if __name__ == "__main__":
+    start = time.perf_counter()
+    for r in run():
+        print(r)
+    print(f"{time.perf_counter() - start:.0f} s")
