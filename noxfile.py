@@ -64,7 +64,7 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
             "rouge-score",
         ],
     ),
-    "data": (["core", "nlp", "data"], ["wordllama", "psutil"]),
+    "data": (["core", "nlp", "data"], ["wordllama", "psutil", "torch"]),
     "mm": (["core", "mm"], []),
     "pt": (
         ["core", "nlp", "data", "pt"],
