@@ -80,9 +80,3 @@ D_STAGE = define(
     "pt needs text rows, sft conversations, dpo/rm chosen/rejected pairs; check --stage and --formatting.",
     DataError,
 )
-D_TOKENIZER = define(
-    "OM-D013",
-    "Tokenizer not usable for preparation",
-    "Load the tokenizer with AutoTokenizer.from_pretrained(...) (a fast tokenizer is preferred).",
-    DataError,
-)

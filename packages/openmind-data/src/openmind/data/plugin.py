@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from openmind.core.hookspecs import hookimpl
 from openmind.core.specs import CommandSpec, DatasetSpec
+from openmind.data import errors  # noqa: F401  (declares the OM-D0xx codes for the catalogue)
 
 
 @hookimpl
