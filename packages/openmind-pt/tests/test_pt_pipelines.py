@@ -93,3 +93,15 @@ def test_prompt_longer_than_the_model(llama2_dir):
     with pytest.raises(OpenMindError) as info:
         chat("word " * 2100)
     assert info.value.code == "OM-I103"
+
+
+def test_every_nlp_inference_task_has_a_pt_pipeline():
+    from openmind.core.plugins import get_registry
+    from openmind.core.specs import PipelineSpec
+
+    registry = get_registry()
+    inference = {t.name for t in registry.tasks() if t.kind_of == "inference" and t.component.plugin == "nlp"}
+    pt = {p.task: p for p in registry.all(PipelineSpec) if p.framework == "pt"}
+    assert len(inference) == 8 and inference <= set(pt)
+    for task in inference:
+        assert pt[task].load().framework == "pt"
