@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from openmind.core.api import read_config
@@ -43,7 +43,6 @@ class Batch:
     on_text: Callable[[int, str], None] | None = None
     is_cancelled: Callable[[int], bool] | None = None
     watcher: RowWatcher | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class RowWatcher:
