@@ -180,7 +180,8 @@ class PipelineEngine:
                 prompts,
                 params,
                 batch_size=len(prompts),
-                on_text=on_text,
+                # decoding every step costs time: only when someone streams
+                on_text=on_text if any(job.on_text is not None for job in jobs) else None,
                 is_cancelled=lambda i: jobs[rows[i][0]].is_cancelled,
                 adapter=jobs[0].adapter if jobs[0].adapter is not None else self._base_adapter(),
             )
