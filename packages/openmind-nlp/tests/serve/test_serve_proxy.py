@@ -113,3 +113,26 @@ def test_proxy_forwards_to_a_native_upstream():
         )
         assert r.status_code == 502 and r.json()["error"]["type"] == "server_error"
         assert httpx.get(orphan.url + "/health").status_code == 503
+
+
+def test_run_folders_resolve_to_base_model_and_adapter(tmp_path):
+    import argparse
+
+    from openmind.core.args import parse
+    from openmind.nlp.serve.cli import DeployCommand, resolve_run_folder
+
+    run = tmp_path / "sft-run"
+    run.mkdir()
+    (run / "openmind_args.yaml").write_text(f"model:\n  model: {tmp_path / 'base'}\ntraining:\n  output_dir: {run}\n")
+    (run / "adapter_config.json").write_text("{}")
+    for given in (argparse.Namespace(config=str(run)), argparse.Namespace(config=None, model=str(run))):
+        ns = DeployCommand().resolve(given)
+        resolve_run_folder(ns, given)
+        assert (ns.model.model, ns.model.adapter, ns.deploy.served_model_name) == (
+            str(tmp_path / "base"),
+            str(run),
+            "sft-run",
+        )
+    plain = parse(["model", "deploy"], overrides={"model": str(tmp_path)})
+    resolve_run_folder(plain)
+    assert (plain.model.model, plain.model.adapter) == (str(tmp_path), None)

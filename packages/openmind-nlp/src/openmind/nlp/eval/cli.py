@@ -47,7 +47,7 @@ class EvalCommand(Command):
             from openmind.nlp.eval.harness import _lm_eval
 
             _lm_eval()
-        resolve_run_folder(ns)
+        resolve_run_folder(ns, args)
         from openmind.nlp.eval.model import load_model
 
         model = load_model(ns)

@@ -25,11 +25,14 @@ Routes: GET /health, GET /v1/models, POST /v1/chat/completions, /v1/completions,
 The server binds to 127.0.0.1 unless --host says otherwise; --api-key is then strongly advised."""
 
 
-def resolve_run_folder(ns: Any) -> None:
-    """``--model RUN_DIR`` (a training output): serve its base model with its LoRA adapter, or the
-    fully fine-tuned weights it holds."""
+def resolve_run_folder(ns: Any, args: argparse.Namespace | None = None) -> None:
+    """``--model RUN_DIR`` or a positional RUN_DIR (a training output): serve its base model with
+    its LoRA adapter, or the fully fine-tuned weights it holds."""
     from openmind.core.args import load_run
 
+    config = getattr(args, "config", None) if args is not None else None
+    if config and "model" not in ns.explicit and os.path.isdir(config) and load_run(config) is not None:
+        ns.model.model = config  # the saved arguments name the base model; the run folder is what to serve
     model = ns.model.model
     if not model or not os.path.isdir(model):
         return
@@ -97,7 +100,7 @@ class DeployCommand(Command):
                 f"warning: serving on {ns.deploy.host} without --api-key: anyone who can reach this port can use the model",
                 file=sys.stderr,
             )
-        resolve_run_folder(ns)
+        resolve_run_folder(ns, args)
         if ns.deploy.backend != "native":
             from openmind.nlp.serve.proxy import run_backend
 
