@@ -118,3 +118,16 @@ def test_cli_validate_convert_prepare_preview(tmp_path, capsys):
     assert main(["data", "preview", *common, "-n", "1"]) == 0
     text = capsys.readouterr().out
     assert "«" in text and "0 plus 0 is 0. </s>»" in text and "[INST] question 0.0" in text
+
+
+def test_public_api_names_are_functions_whatever_was_imported_first():
+    import importlib
+
+    import openmind.data
+
+    for module in ("openmind.data.cli", "openmind.data.preparation", "openmind.data.api"):
+        importlib.import_module(module)
+    from openmind.data import load_dataset, prepare
+
+    assert callable(prepare) and prepare.__name__ == "prepare"
+    assert callable(load_dataset) and openmind.data.PreparedData.__name__ == "PreparedData"

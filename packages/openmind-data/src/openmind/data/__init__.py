@@ -26,8 +26,8 @@ from openmind.data.version import __version__
 
 _LAZY = {
     "load_dataset": "openmind.data.api:load_dataset",
-    "prepare": "openmind.data.prepare:prepare",
-    "PreparedData": "openmind.data.prepare:PreparedData",
+    "prepare": "openmind.data.preparation:prepare",
+    "PreparedData": "openmind.data.preparation:PreparedData",
     "Report": "openmind.data.loading:Report",
     "Encoder": "openmind.data.encoding:Encoder",
     "resolve_template": "openmind.data.api:resolve_template",

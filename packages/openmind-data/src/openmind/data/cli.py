@@ -175,7 +175,7 @@ class DataCommand(Command):
         return _data_args(args, groups=("model", "template", "data"))
 
     def _prepare(self, args: argparse.Namespace) -> int:
-        from openmind.data.prepare import prepare
+        from openmind.data.preparation import prepare
 
         resolved = self._resolved(args)
         stage = _stage(args)
