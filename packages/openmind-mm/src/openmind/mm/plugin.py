@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from openmind.core.hookspecs import hookimpl
-from openmind.core.specs import TaskSpec
+from openmind.core.specs import DatasetSpec, TaskSpec
 
 
 @hookimpl
@@ -35,5 +35,19 @@ def openmind_register_tasks(register):
             kind_of="training",
             aliases=("multimodal-sft",),
             description="Supervised fine-tuning on conversations with images/videos/audios.",
+        )
+    )
+
+
+@hookimpl
+def openmind_register_datasets(register):
+    # The format itself (messages + images/videos/audios with placeholders, and its checks) is
+    # implemented by openmind-data; the spec lives here because the task is openmind-mm's.
+    register(
+        DatasetSpec(
+            name="multimodal-sft",
+            task="mm-sft",
+            columns=("messages", "images", "videos", "audios"),
+            description="Conversations whose <image>/<video>/<audio> placeholders match the listed media.",
         )
     )
