@@ -296,7 +296,7 @@ def create_app(engine: Engine, settings: ServeSettings | None = None) -> FastAPI
             sampling=_sampling(body, max_tokens, logprobs),
             n=body.n,
             adapter=adapter,
-            tools=body.tools,
+            tools=body.tools if body.tool_choice != "none" else None,
         )
         prepare(job)
         model_name = body.model or settings.served_model_name
