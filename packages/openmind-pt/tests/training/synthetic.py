@@ -25,6 +25,22 @@ def reversal_rows(n: int, seed: int, lo: int = 4, hi: int = 6) -> list[dict]:
     return rows
 
 
+TASKS = {"Reverse": lambda s: s[::-1], "Rotate": lambda s: s[1:] + s[0]}
+
+
+def task_rows(task: str, n: int, seed: int, length: int = 5) -> list[dict]:
+    """``{task} 12345`` -> the digits reversed (``Reverse``) or rotated left by one (``Rotate``)."""
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(n):
+        s = digits(rng, length, length)
+        answer = TASKS[task](s)
+        rows.append(
+            {"messages": [{"role": "user", "content": f"{task} {s}"}, {"role": "assistant", "content": answer}]}
+        )
+    return rows
+
+
 def reversal_text_rows(n: int, seed: int, lo: int = 4, hi: int = 6) -> list[dict]:
     rng = random.Random(seed)
     rows = []
@@ -42,7 +58,8 @@ def preference_rows(n: int, seed: int) -> list[dict]:
     rows = []
     for _ in range(n):
         s = digits(rng)
-        wrong = s if s != s[::-1] else s + "1"
+        # a refusal: a preference the model can pick up in a few steps
+        wrong = rng.choice(["I cannot reverse that.", "Sorry, I do not know.", "No."])
         rows.append(
             {
                 "messages": [{"role": "user", "content": PROMPT.format(s)}],

@@ -60,11 +60,13 @@ def test_export_merges_lora_faithfully(tiny_dir, lora_run, tmp_path, monkeypatch
 
 
 def test_export_refuses_a_non_adapter(tiny_dir, tmp_path):
-    from openmind.core.errors import OpenMindError
     from openmind.core.args import parse
+    from openmind.core.errors import OpenMindError
     from openmind.nlp.training.cli import run_export
 
-    ns = parse(("model", "export"), overrides={"model": str(tiny_dir), "adapter": str(tiny_dir), "out": str(tmp_path / "o")})
+    ns = parse(
+        ("model", "export"), overrides={"model": str(tiny_dir), "adapter": str(tiny_dir), "out": str(tmp_path / "o")}
+    )
     with pytest.raises(OpenMindError) as info:
         run_export(ns)
     assert info.value.code == "OM-T010"
@@ -85,9 +87,7 @@ def _margin(model_dir, tok_dir, adapter, rows):
         prompt = tok.apply_chat_template(row["messages"], tokenize=False, add_generation_prompt=True)
         scores = []
         for answer in (row["chosen"], row["rejected"]):
-            full = tok.apply_chat_template(
-                row["messages"] + [{"role": "assistant", "content": answer}], tokenize=False
-            )
+            full = tok.apply_chat_template(row["messages"] + [{"role": "assistant", "content": answer}], tokenize=False)
             p = tok(prompt, add_special_tokens=False)["input_ids"]
             ids = torch.tensor([tok(full, add_special_tokens=False)["input_ids"]])
             with torch.no_grad():
@@ -117,8 +117,8 @@ def test_dpo_raises_the_chosen_rejected_margin(tiny_dir, pref_file, tmp_path, lo
     after = _margin(tiny_dir, tiny_dir, out, rows)
     assert result.stage == "dpo" and (out / "adapter_config.json").is_file()
     assert after > before + 1.0, (before, after)
-    history = json.loads((out / "train_summary.json").read_text())
-    assert history["global_step"] == 8
+    margins = [h["rewards/margins"] for h in result.history if "rewards/margins" in h]
+    assert len(margins) == 8 and margins[-1] > margins[0] + 0.2  # trl's own reward margin, beta-scaled
 
 
 def test_reward_model_learns_to_rank(tiny_dir, pref_file, tmp_path):

@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from openmind.core import args as A
+from openmind.core.errors import A_BAD_FILE, A_BAD_VALUE, A_MISSING
 from openmind.core.logs import logger
 from openmind.nlp.training.errors import T_BAD_SETUP, T_NO_DATASET, T_OUTPUT_EXISTS
 
@@ -93,6 +94,8 @@ class TrainResult:
     peak_memory_mb: float | None = None
     resumed_from: str | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
+    #: what the trainer logged, step by step (loss, learning rate, eval loss, stage metrics)
+    history: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -135,6 +138,13 @@ class TrainerWrapper:
             finetuning.stage = self.stage
         self.trainer_spec, self.reason = self._select()
         self._trainer = None
+        spec, ft = self.trainer_spec, finetuning.finetuning_type
+        if spec.finetuning_types and ft not in spec.finetuning_types:
+            raise T_BAD_SETUP.error(
+                f"the {spec.framework} {self.stage} trainer supports finetuning types "
+                f"{', '.join(spec.finetuning_types)}, not {ft!r}",
+                location="finetuning_type",
+            )
 
     # ---- construction ----------------------------------------------------------------
     @classmethod
@@ -148,7 +158,7 @@ class TrainerWrapper:
         if isinstance(config, (str, os.PathLike)) and Path(config).is_dir():
             saved = A.load_run(config)
             if saved is None:
-                raise A.A_BAD_FILE.error(f"{str(config)!r} is a folder without {A.ARGS_FILE}", location=str(config))
+                raise A_BAD_FILE.error(f"{str(config)!r} is a folder without {A.ARGS_FILE}", location=str(config))
             base, config = {**saved, **(base or {})}, None
         return A.parse(cls.groups, config=config, overrides=overrides, base=base)
 
@@ -167,21 +177,13 @@ class TrainerWrapper:
     def _select(self):
         from openmind.core.api import select
 
-        spec, reason = select("trainer", self.stage, self.args.model.framework)
-        ft = self.args.finetuning.finetuning_type
-        if spec.finetuning_types and ft not in spec.finetuning_types:
-            raise T_BAD_SETUP.error(
-                f"the {spec.framework} {self.stage} trainer supports finetuning types "
-                f"{', '.join(spec.finetuning_types)}, not {ft!r}",
-                location="finetuning_type",
-            )
-        return spec, reason
+        return select("trainer", self.stage, self.args.model.framework)
 
     def validate(self) -> None:
         """Framework-free checks of the arguments (before anything is loaded)."""
         args = self.args
         if not args.model.model:
-            raise A.A_MISSING.error("no model to train", hint="Pass --model PATH_OR_HUB_ID.", location="model")
+            raise A_MISSING.error("no model to train", hint="Pass --model PATH_OR_HUB_ID.", location="model")
         if not args.data.dataset:
             raise T_NO_DATASET.error(f"stage {self.stage!r} needs training data and no dataset was given")
         training = args.training
@@ -197,14 +199,14 @@ class TrainerWrapper:
             raise T_OUTPUT_EXISTS.error(f"output_dir {str(out)!r} already holds files", location="output_dir")
         for key in ("per_device_train_batch_size", "gradient_accumulation_steps", "nproc", "logging_steps"):
             if getattr(training, key) < 1:
-                raise A.A_BAD_VALUE.error(f"{key} must be >= 1, not {getattr(training, key)}", location=key)
+                raise A_BAD_VALUE.error(f"{key} must be >= 1, not {getattr(training, key)}", location=key)
         if args.data.cutoff_len < 2:
-            raise A.A_BAD_VALUE.error(f"cutoff_len must be >= 2, not {args.data.cutoff_len}", location="cutoff_len")
+            raise A_BAD_VALUE.error(f"cutoff_len must be >= 2, not {args.data.cutoff_len}", location="cutoff_len")
         ft = args.finetuning
         if ft.finetuning_type in ("lora", "qlora") and ft.lora_rank < 1:
-            raise A.A_BAD_VALUE.error(f"lora_rank must be >= 1, not {ft.lora_rank}", location="lora_rank")
+            raise A_BAD_VALUE.error(f"lora_rank must be >= 1, not {ft.lora_rank}", location="lora_rank")
         if ft.finetuning_type == "qlora" and ft.quantization_bit not in (None, 4, 8):
-            raise A.A_BAD_VALUE.error(
+            raise A_BAD_VALUE.error(
                 f"quantization_bit must be 4 or 8, not {ft.quantization_bit}", location="quantization_bit"
             )
 
@@ -266,6 +268,4 @@ class RMWrapper(TrainerWrapper):
     stage = "rm"
 
 
-WRAPPERS: dict[str, type[TrainerWrapper]] = {
-    w.stage: w for w in (PretrainWrapper, SFTWrapper, DPOWrapper, RMWrapper)
-}
+WRAPPERS: dict[str, type[TrainerWrapper]] = {w.stage: w for w in (PretrainWrapper, SFTWrapper, DPOWrapper, RMWrapper)}

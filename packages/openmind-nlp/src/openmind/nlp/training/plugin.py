@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from openmind.core.hookspecs import hookimpl
 from openmind.core.specs import CommandSpec, TrainerWrapperSpec
+from openmind.nlp.training import errors  # noqa: F401  (declares the OM-T0xx codes for the catalogue)
 
 _BASE = "openmind.nlp.training.base"
 

@@ -147,9 +147,8 @@ def load_for_training(args: Any, stage: str) -> Loaded:
 
 def check_lora_names(model_dir: str, targets: list[str]) -> None:
     """OM-T004 before any weight is loaded: build the model on the meta device and look for the names."""
-    from transformers import AutoConfig, AutoModelForCausalLM
-
     import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
 
     try:
         config = AutoConfig.from_pretrained(model_dir)

@@ -108,6 +108,7 @@ class TorchTrainer:
                 "total_params": self.loaded.total_params,
                 "data": self.data.stats,
             },
+            history=[dict(h) for h in history],
         )
         if self.hf.is_world_process_zero():
             write_summary(out, summary.to_dict())
@@ -158,7 +159,7 @@ class TorchTrainer:
         return str(latest)
 
     def training_arguments(self, config_cls: Any, **extra: Any) -> Any:
-        a, t, data = self.args, self.args.training, self.args.data
+        t = self.args.training
         bf16, fp16 = mixed_precision(t.mixed_precision, self.loaded.device)
         has_eval = self.data.eval is not None
         eval_steps = t.eval_steps or t.save_steps
