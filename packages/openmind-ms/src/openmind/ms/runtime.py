@@ -74,12 +74,25 @@ def available_targets() -> list[str]:
         if target == "CPU":
             found.append(target)
             continue
+        if not _may_have(target):
+            continue  # asking MindSpore would only log a failed plugin load
         try:
             if ms.hal.is_available(target):
                 found.append(target)
         except Exception:  # noqa: BLE001 - a missing plugin library means unavailable
             continue
     return found
+
+
+def _may_have(target: str) -> bool:
+    """Cheap hint that a device target can exist here (its driver stack is present)."""
+    if target == "Ascend":
+        return bool(os.environ.get("ASCEND_HOME_PATH")) or os.path.isdir("/usr/local/Ascend")
+    if target == "GPU":
+        import shutil
+
+        return shutil.which("nvidia-smi") is not None
+    return True
 
 
 def parse_device(device: str | None) -> tuple[str | None, int]:

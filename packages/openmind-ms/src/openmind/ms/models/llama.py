@@ -246,3 +246,35 @@ def causal_lm_loss(logits, labels):
     nll = -ops.gather_elements(logp, -1, safe.expand_dims(-1)).squeeze(-1)
     count = valid.astype(ms.float32).sum()
     return (nll * valid.astype(ms.float32)).sum() / ops.maximum(count, ops.ones_like(count))
+
+
+def sparse_targets(labels: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Host side of :func:`sparse_causal_lm_loss`: for right-shifted ``labels`` ``(batch, seq)``,
+    the flat positions whose next token is trained, padded to ``width`` entries.
+
+    Returns ``(positions, targets, weights)`` of length ``width`` (weights 1 for real entries).
+    """
+    shifted = labels[:, 1:]
+    rows, cols = np.nonzero(shifted != -100)
+    if len(rows) > width:
+        raise ValueError(f"{len(rows)} trained tokens do not fit {width} slots")
+    positions = np.zeros(width, np.int32)
+    targets = np.zeros(width, np.int32)
+    weights = np.zeros(width, np.float32)
+    positions[: len(rows)] = rows * labels.shape[1] + cols
+    targets[: len(rows)] = shifted[rows, cols]
+    weights[: len(rows)] = 1.0
+    return positions, targets, weights
+
+
+def sparse_causal_lm_loss(model: LlamaForCausalLM, input_ids, cos, sin, mask, positions, targets, weights):
+    """The causal-LM loss computed on the trained positions only (the same value as
+    :func:`causal_lm_loss`): the vocabulary projection -- most of a small model's compute -- runs on
+    those rows instead of every position."""
+    hidden, _ = model.model(input_ids, cos, sin, mask)
+    flat = hidden.reshape(-1, hidden.shape[-1])
+    picked = ops.gather(flat, positions, 0)
+    logits = model.logits(picked).astype(ms.float32)
+    logp = ops.log_softmax(logits, -1)
+    nll = -ops.gather_elements(logp, -1, targets.expand_dims(-1)).squeeze(-1)
+    return (nll * weights).sum() / ops.maximum(weights.sum(), ops.ones_like(weights.sum()))

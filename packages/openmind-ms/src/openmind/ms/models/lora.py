@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from mindspore import Parameter, Tensor, nn
 
-from openmind.ms.errors import MS_ADAPTER, MS_LORA_TARGET
+from openmind.ms.errors import MS_ADAPTER
 from openmind.ms.models.layers import Linear, dropout, linear
 from openmind.ms.models.weights import read_safetensors, save_state_dict
 
@@ -68,7 +68,9 @@ def resolve_targets(model: nn.Cell, targets: str | list[str] | tuple[str, ...]) 
     absent = [t for t in targets if t not in found]
     if absent or not chosen:
         available = sorted({n.split(".")[-1] for n in modules})
-        raise MS_LORA_TARGET.error(
+        from openmind.nlp.training.errors import T_LORA_TARGET
+
+        raise T_LORA_TARGET.error(
             f"LoRA target(s) {', '.join(absent or targets)} not found; the model's linear layers are "
             f"{', '.join(available)}",
             location="lora_target",
@@ -219,7 +221,3 @@ def add_parameters(model: nn.Cell, deltas: dict[str, np.ndarray], sign: float = 
     for name, delta in deltas.items():
         param = params[name]
         param.set_data(Tensor(param.asnumpy() + sign * delta, dtype=param.dtype))
-
-
-def parameter_parent(model: Any, name: str) -> Any:
-    return _parent(model, name.rsplit(".", 1)[0])

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from openmind.ms.errors import MS_CHECKPOINT, MS_PICKLE
+from openmind.ms.errors import MS_CHECKPOINT
 
 _DTYPES = {
     "F64": np.float64,
@@ -76,7 +76,12 @@ def checkpoint_files(model_dir: str | os.PathLike) -> list[Path]:
         return others
     pickles = sorted(p.name for p in folder.glob("*.bin")) + sorted(p.name for p in folder.glob("*.pt*"))
     if pickles:
-        raise MS_PICKLE.error(f"{folder} holds only pickle weights ({', '.join(pickles[:3])})", location=str(folder))
+        from openmind.nlp.errors import M_PICKLE
+
+        raise M_PICKLE.error(
+            f"{folder} holds only pickle weights ({', '.join(pickles[:3])}); the MindSpore backend reads safetensors",
+            location=str(folder),
+        )
     raise MS_CHECKPOINT.error(f"{folder} holds no *.safetensors weights", location=str(folder))
 
 

@@ -31,6 +31,12 @@ from openmind.nlp.pipelines.stopping import StopText, truncate_at_stop
 DECODE = {"skip_special_tokens": True, "clean_up_tokenization_spaces": False}
 
 
+def LlamaModelType():  # noqa: N802 - a lazily imported class
+    from openmind.ms.models.llama import LlamaForCausalLM
+
+    return LlamaForCausalLM
+
+
 class MindSporeCausalLM(GenerativePipeline):
     """The MindSpore pipeline of chat / text-generation / summarization / translation."""
 
@@ -38,10 +44,11 @@ class MindSporeCausalLM(GenerativePipeline):
     backend = "native"
 
     def __init__(self, model: Any, tokenizer: Any, *, task: str, model_dir: str, device: str, dtype: str) -> None:
-        from openmind.ms.generation import decoder
-
         self.model = model
-        self.decoder = decoder(model)
+        if isinstance(model, LlamaModelType()):
+            from openmind.ms.generation import decoder
+
+            self.decoder = decoder(model)
         self.tokenizer = tokenizer
         self.task = task
         self.model_dir = model_dir

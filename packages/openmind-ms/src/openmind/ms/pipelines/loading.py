@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from openmind.core.api import read_config
+from openmind.core.api import read_config  # noqa: F401 - re-exported for the backends
 from openmind.nlp.errors import M_NO_TOKENIZER, M_PICKLE, M_REMOTE_CODE, M_WRONG_HEAD
 from openmind.nlp.pipelines.base import LoadOptions
 from openmind.nlp.pipelines.model import PICKLE_WEIGHTS, SAFE_WEIGHTS

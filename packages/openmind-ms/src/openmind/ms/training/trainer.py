@@ -1,0 +1,555 @@
+"""The MindSpore trainer of ``pt`` and ``sft`` (full or LoRA), implementing the trainer contract of
+:mod:`openmind.nlp.training.base` on the native models.
+
+* data: the data engine (``openmind.data.prepare``) -> fixed-width batches (one compiled graph);
+* step: ``mindspore.value_and_grad`` + global-norm clipping + ``nn.AdamWeightDecay`` with a
+  per-step learning-rate list, compiled with ``mindspore.jit``; gradient accumulation weights each
+  micro-batch by its trained tokens (the loss of the big batch);
+* outputs: the full model (HF names, safetensors) or a PEFT-format adapter, tokenizer, chat
+  template, ``checkpoint-N/`` (weights, optimizer, position; complete once its marker is written),
+  ``train_summary.json``, ``train_log.jsonl`` and ``loss.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from openmind.core.logs import logger
+from openmind.ms import runtime
+from openmind.nlp.training.base import CHECKPOINT_MARKER, PLOT_FILE, SUMMARY_FILE, TrainResult
+from openmind.nlp.training.errors import T_BAD_SETUP, T_EXPORT, T_NO_CHECKPOINT, T_NOT_FINITE
+
+LOG_FILE = "train_log.jsonl"
+#: batches are padded to a multiple of this width (one compiled graph for the whole run)
+WIDTH_STEP = 16
+
+
+def _options(args: Any, task: str):
+    from openmind.nlp.pipelines.base import LoadOptions
+
+    m = args.model
+    return LoadOptions(task=task, device=m.device, dtype=m.dtype, trust_remote_code=m.trust_remote_code)
+
+
+def _bucket(n: int, step: int = WIDTH_STEP) -> int:
+    return max(step, -(-n // step) * step)
+
+
+class MindSporeTrainer:
+    """``pt`` / ``sft`` on MindSpore; see the module docstring."""
+
+    finetuning_types = ("full", "lora")
+
+    def __init__(self, args: Any, *, stage: str | None = None) -> None:
+        self.args = args
+        self.stage = stage or args.finetuning.stage
+        self.checked = False
+        self.model = None
+        self.tokenizer = None
+        self.template = None
+        self.model_dir = ""
+        self.lora_paths: list[str] = []
+
+    # ---- check: everything that can fail before step 1 --------------------------------------
+    def check(self) -> None:
+        if self.checked:
+            return
+        args = self.args
+        ft, t = args.finetuning, args.training
+        if self.stage not in ("pt", "sft"):
+            raise T_BAD_SETUP.error(
+                f"the MindSpore trainer runs stages pt and sft, not {self.stage!r}", location="stage"
+            )
+        if ft.finetuning_type not in self.finetuning_types:
+            raise T_BAD_SETUP.error(
+                f"finetuning_type {ft.finetuning_type!r} is not available on MindSpore (full, lora)",
+                location="finetuning_type",
+            )
+        if ft.finetuning_type == "lora" and ft.use_dora:
+            raise T_BAD_SETUP.error("DoRA is not available on MindSpore", location="use_dora")
+        if args.data.packing:
+            raise T_BAD_SETUP.error("packing is not available on MindSpore yet; drop --packing", location="packing")
+        if t.nproc > 1 and not os.environ.get("RANK_ID"):
+            pass  # launch_command relaunches through msrun
+        from openmind.ms.training.schedule import SCHEDULES
+
+        if t.lr_scheduler_type not in SCHEDULES:
+            from openmind.core.errors import A_BAD_VALUE
+
+            raise A_BAD_VALUE.error(
+                f"lr_scheduler_type {t.lr_scheduler_type!r} is not available on MindSpore ({', '.join(SCHEDULES)})",
+                location="lr_scheduler_type",
+            )
+        from openmind.ms.pipelines.loading import check_folder, load_tokenizer
+        from openmind.nlp.pipelines.model import resolve_model_dir
+
+        m = args.model
+        self.model_dir = resolve_model_dir(m.model, revision=m.revision, hub=m.hub).path
+        check_folder(self.model_dir, _options(args, "chat"))
+        self.tokenizer = load_tokenizer(self.model_dir, _options(args, "chat"), padding_side="right")
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.template = self._template()
+        self.data = self._data()
+        self.device = runtime.set_device(m.device)
+        from openmind.ms.models import auto
+
+        self.model, self.config = auto.load(self.model_dir, "causal-lm")
+        if m.adapter:
+            from openmind.ms.models.lora import adapter_deltas, add_parameters
+
+            add_parameters(self.model, adapter_deltas(self.model, m.adapter))
+        if ft.finetuning_type == "lora":
+            from openmind.ms.models.lora import apply_lora
+
+            self.lora_paths = apply_lora(
+                self.model,
+                ft.lora_target or self._default_targets(),
+                r=ft.lora_rank,
+                alpha=ft.lora_alpha or 2 * ft.lora_rank,
+                p_dropout=ft.lora_dropout,
+                seed=t.seed,
+                rslora=ft.use_rslora,
+            )
+        trainable = sum(int(np.prod(p.shape)) for p in self.model.trainable_params())
+        total = sum(int(np.prod(p.shape)) for p in self.model.get_parameters())
+        logger.info("trainable parameters: %d / %d (%.2f%%)", trainable, total, 100.0 * trainable / max(total, 1))
+        self.params_count = (trainable, total)
+        self.checked = True
+
+    def _template(self):
+        if self.stage == "pt":
+            return None
+        from openmind.nlp.templates import resolve_template
+
+        t = self.args.template
+        return resolve_template(
+            t.template, model_dir=self.model_dir, tokenizer=self.tokenizer, model_group=self.args.model.model_group
+        )
+
+    def _default_targets(self) -> list[str]:
+        try:
+            from openmind.nlp.templates.matching import match_model_dir
+
+            group = match_model_dir(self.model_dir)
+        except Exception:  # noqa: BLE001 - no group: every linear layer
+            group = None
+        return list(getattr(group, "lora_targets", ()) or ()) or ["all"]
+
+    def _data(self):
+        from openmind.core.errors import OpenMindError
+        from openmind.data import prepare
+        from openmind.data.errors import D_EMPTY
+        from openmind.nlp.training.errors import T_CUTOFF
+
+        data_args = self.args.data
+        try:
+            prepared = prepare(
+                data_args, self.tokenizer, self.template, stage=self.stage, seed=self.args.training.seed, quiet=True
+            )
+        except OpenMindError as exc:
+            if exc.code == D_EMPTY.code and data_args.truncation in ("right", "left"):
+                raise T_CUTOFF.error(
+                    f"cutoff_len={data_args.cutoff_len} leaves no sample with a trained token ({exc.message})",
+                    location="cutoff_len",
+                ) from exc
+            raise
+        dropped = int(prepared.stats.get("dropped", 0) or 0)
+        if dropped and data_args.truncation in ("right", "left") and self.stage != "pt":
+            raise T_CUTOFF.error(
+                f"cutoff_len={data_args.cutoff_len} cuts away every trained token of {dropped} sample(s)",
+                location="cutoff_len",
+            )
+        return prepared
+
+    # ---- batches ------------------------------------------------------------------------------
+    @staticmethod
+    def _rows(dataset: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+        if dataset is None:
+            return []
+        ds = dataset.with_format("numpy")
+        return [(np.asarray(r["input_ids"], np.int32), np.asarray(r["labels"], np.int32)) for r in ds]
+
+    def _batch(self, rows: list[tuple[np.ndarray, np.ndarray]], width: int, size: int):
+        pad = self.tokenizer.pad_token_id or 0
+        ids = np.full((size, width), pad, np.int32)
+        labels = np.full((size, width), -100, np.int32)
+        mask = np.zeros((size, width), np.int32)
+        mask[:, 0] = 1  # all-padding filler rows still attend to one slot (their labels are ignored)
+        for i, (x, y) in enumerate(rows):
+            ids[i, : len(x)] = x
+            labels[i, : len(y)] = y
+            mask[i, : len(x)] = 1
+        return ids, labels, mask
+
+    # ---- train --------------------------------------------------------------------------------
+    def train(self) -> TrainResult:
+        import mindspore as ms
+        from mindspore import Tensor, ops
+
+        from openmind.ms.models.llama import sparse_causal_lm_loss, sparse_targets
+        from openmind.ms.training.schedule import learning_rates
+
+        self.check()
+        args, t = self.args, self.args.training
+        out = Path(t.output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        train_rows = self._rows(self.data.train)
+        eval_rows = self._rows(self.data.eval)
+        width = _bucket(max(len(x) for x, _ in train_rows + eval_rows))
+        bs, accum = t.per_device_train_batch_size, t.gradient_accumulation_steps
+        # trained positions per batch, padded to a fixed count: the worst case of bs rows
+        counts = sorted((int((y[1:] != -100).sum()) for _, y in train_rows + eval_rows), reverse=True)
+        slots = _bucket(sum(counts[: max(bs, t.per_device_eval_batch_size)]))
+        micro_per_epoch = -(-len(train_rows) // bs)
+        steps_per_epoch = max(1, micro_per_epoch // accum)
+        total = t.max_steps if t.max_steps > 0 else max(1, int(round(t.num_train_epochs * steps_per_epoch)))
+        warmup = int(t.warmup_ratio * total)
+        lrs = learning_rates(t.lr_scheduler_type, t.learning_rate, total, warmup)
+        model = self.model
+        model.set_train(True)
+        from openmind.ms.training.optimizer import AdamW
+
+        optimizer = AdamW(model.trainable_params(), lrs, weight_decay=t.weight_decay)
+
+        def forward(ids, cos, sin, mask, positions, targets, weights):
+            return sparse_causal_lm_loss(model, ids, cos, sin, mask, positions, targets, weights)
+
+        grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)
+        clip = float(t.max_grad_norm or 0)
+
+        @ms.jit
+        def grads_of(*inputs):
+            return grad_fn(*inputs)
+
+        @ms.jit
+        def apply(grads):
+            if clip > 0:
+                grads = ops.clip_by_global_norm(grads, clip)
+            return optimizer(grads)
+
+        @ms.jit
+        def loss_only(*inputs):
+            return forward(*inputs)
+
+        def inputs(ids, labels, mask):
+            cos, sin, attn = model.prepare(mask, width)
+            positions, targets, weights = sparse_targets(labels, slots)
+            return (Tensor(ids), cos, sin, attn, Tensor(positions), Tensor(targets), Tensor(weights))
+
+        self._inputs = inputs
+
+        step, start_micro, log = 0, 0, []
+        resumed_from = None
+        if t.resume:
+            resumed_from, step, log = self._resume(out, optimizer)
+            start_micro = step * accum
+        rng = np.random.default_rng(t.seed)
+        order: list[int] = []
+        epochs_drawn = 0
+
+        def draw(position: int) -> list[int]:
+            nonlocal order, epochs_drawn
+            while len(order) < position + bs:
+                perm = np.random.default_rng(t.seed + epochs_drawn).permutation(len(train_rows)).tolist()
+                order += perm
+                epochs_drawn += 1
+            return order[position : position + bs]
+
+        del rng
+        from tqdm.auto import tqdm
+
+        tokens_seen = sum(e.get("tokens", 0) for e in log[-1:]) if log else 0
+        started = time.perf_counter()
+        bar = tqdm(total=total, initial=step, desc=f"{self.stage} (ms)", disable=None, file=sys.stderr)
+        eval_loss = None
+        micro = start_micro
+        stopped_early = False
+        with bar:
+            while step < total:
+                acc = None
+                loss_sum, count_sum, batch_tokens = 0.0, 0, 0
+                for _ in range(accum):
+                    chosen = draw(micro * bs)
+                    micro += 1
+                    ids, labels, mask = self._batch([train_rows[i] for i in chosen], width, bs)
+                    n = int((labels[:, 1:] != -100).sum())
+                    batch_tokens += int(sum(len(train_rows[i][0]) for i in chosen))
+                    loss, grads = grads_of(*inputs(ids, labels, mask))
+                    weight = float(n)
+                    grads = tuple(g * weight for g in grads) if accum > 1 else grads
+                    acc = grads if acc is None else tuple(a + g for a, g in zip(acc, grads, strict=True))
+                    loss_sum += float(loss.asnumpy()) * n
+                    count_sum += n
+                if accum > 1:
+                    acc = tuple(g / max(count_sum, 1) for g in acc)
+                apply(ms.mutable(acc))
+                step += 1
+                tokens_seen += batch_tokens
+                loss_value = loss_sum / max(count_sum, 1)
+                if not np.isfinite(loss_value):
+                    raise T_NOT_FINITE.error(f"the training loss became {loss_value} at step {step}")
+                elapsed = time.perf_counter() - started
+                entry = {"step": step, "loss": loss_value, "lr": lrs[step - 1], "tokens": tokens_seen}
+                if eval_rows and t.eval_steps and step % t.eval_steps == 0:
+                    eval_loss = self._evaluate(loss_only, eval_rows, width)
+                    entry["eval_loss"] = eval_loss
+                log.append(entry)
+                bar.set_postfix(
+                    loss=f"{loss_value:.4f}", lr=f"{lrs[step - 1]:.2e}", tok_s=f"{tokens_seen / elapsed:.0f}"
+                )
+                bar.update(1)
+                if t.save_steps and step % t.save_steps == 0 and step < total:
+                    self._save_checkpoint(out, step, optimizer, log)
+        seconds = time.perf_counter() - started
+        model.set_train(False)
+        if eval_rows:
+            eval_loss = self._evaluate(loss_only, eval_rows, width)
+        self._save_final(out)
+        self._save_checkpoint(out, step, optimizer, log)
+        with open(out / LOG_FILE, "w", encoding="utf-8") as f:
+            for entry in log:
+                f.write(json.dumps(entry) + "\n")
+        losses = [e["loss"] for e in log]
+        result = TrainResult(
+            output_dir=str(out),
+            stage=self.stage,
+            finetuning_type=args.finetuning.finetuning_type,
+            global_step=step,
+            train_loss=float(np.mean(losses)) if losses else None,
+            final_loss=losses[-1] if losses else None,
+            eval_loss=eval_loss,
+            tokens=tokens_seen,
+            seconds=seconds,
+            tokens_per_second=tokens_seen / seconds if seconds else 0.0,
+            peak_memory_mb=_peak_memory_mb(),
+            resumed_from=resumed_from,
+            metrics={
+                "framework": "ms",
+                "device": self.device,
+                "width": width,
+                "trainable_params": self.params_count[0],
+                "total_params": self.params_count[1],
+                "early_stopped": stopped_early,
+                "data": {"train_rows": len(train_rows), "eval_rows": len(eval_rows)},
+            },
+        )
+        (out / SUMMARY_FILE).write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+        if t.plot_loss:
+            _plot(out / PLOT_FILE, log)
+        if "tensorboard" in (t.report_to or []):
+            logger.warning("TensorBoard logging is not available on MindSpore; the log is in %s", out / LOG_FILE)
+        return result
+
+    def _evaluate(self, loss_only, rows, width: int) -> float:
+        bs = self.args.training.per_device_eval_batch_size
+        total, count = 0.0, 0
+        for s in range(0, len(rows), bs):
+            chunk = rows[s : s + bs]
+            ids, labels, mask = self._batch(chunk, width, bs)
+            n = int((labels[:, 1:] != -100).sum())
+            total += float(loss_only(*self._inputs(ids, labels, mask)).asnumpy()) * n
+            count += n
+        return total / max(count, 1)
+
+    # ---- outputs ------------------------------------------------------------------------------
+    def _save_weights(self, folder: Path) -> None:
+        from openmind.ms.models import auto
+        from openmind.ms.models.lora import save_adapter
+
+        ft = self.args.finetuning
+        if ft.finetuning_type == "lora":
+            save_adapter(
+                self.model,
+                folder,
+                r=ft.lora_rank,
+                alpha=ft.lora_alpha or 2 * ft.lora_rank,
+                p_dropout=ft.lora_dropout,
+                base=self.model_dir,
+                rslora=ft.use_rslora,
+            )
+        else:
+            auto.save_pretrained(self.model, self.config, folder)
+
+    def _save_final(self, out: Path) -> None:
+        from openmind.ms.models.auto import copy_assets
+
+        self._save_weights(out)
+        self.tokenizer.save_pretrained(out)
+        copy_assets(self.model_dir, out)
+        if self.template is not None:
+            (out / "openmind_template.txt").write_text(getattr(self.template, "name", "") + "\n", encoding="utf-8")
+            source = getattr(self.template, "source", None)
+            if source and not (out / "chat_template.jinja").is_file():
+                (out / "chat_template.jinja").write_text(source, encoding="utf-8")
+
+    def _save_checkpoint(self, out: Path, step: int, optimizer: Any, log: list[dict]) -> None:
+        import mindspore as ms
+
+        final = out / f"checkpoint-{step}"
+        tmp = out / f".checkpoint-{step}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        self._save_weights(tmp)
+        ms.save_checkpoint(optimizer, str(tmp / "optimizer.ckpt"))
+        (tmp / "trainer_state.json").write_text(json.dumps({"global_step": step, "log_history": log}), encoding="utf-8")
+        shutil.rmtree(final, ignore_errors=True)
+        os.replace(tmp, final)
+        marker = final / (CHECKPOINT_MARKER + ".tmp")
+        marker.write_text(json.dumps({"step": step, "framework": "ms"}), encoding="utf-8")
+        os.replace(marker, final / CHECKPOINT_MARKER)
+        limit = self.args.training.save_total_limit
+        if limit:
+            complete = sorted(_complete_checkpoints(out), key=lambda p: int(p.name.split("-")[1]))
+            for old in complete[:-limit]:
+                shutil.rmtree(old, ignore_errors=True)
+
+    def _resume(self, out: Path, optimizer: Any) -> tuple[str, int, list[dict]]:
+        import mindspore as ms
+        from mindspore import Tensor
+
+        from openmind.ms.models.weights import load_state_dict, read_safetensors
+
+        found = sorted(_complete_checkpoints(out), key=lambda p: int(p.name.split("-")[1]))
+        if not found:
+            raise T_NO_CHECKPOINT.error(f"{str(out)!r} holds no complete checkpoint to resume from", location="resume")
+        latest = found[-1]
+        params = dict(self.model.parameters_and_names())
+        if self.args.finetuning.finetuning_type == "lora":
+            from openmind.ms.models.lora import PEFT_PREFIX
+
+            state = {
+                k[len(PEFT_PREFIX) :]: v for k, v in read_safetensors(latest / "adapter_model.safetensors").items()
+            }
+        else:
+            state = load_state_dict(latest)
+        for name, value in state.items():
+            if name in params:
+                params[name].set_data(Tensor(value, dtype=params[name].dtype))
+        ms.load_param_into_net(optimizer, ms.load_checkpoint(str(latest / "optimizer.ckpt")))
+        saved = json.loads((latest / "trainer_state.json").read_text(encoding="utf-8"))
+        logger.info("resuming from %s", latest)
+        return str(latest), int(saved["global_step"]), list(saved.get("log_history", []))
+
+    # ---- launcher and export ---------------------------------------------------------------
+    @classmethod
+    def launch_command(cls, args: Any, argv: list[str]) -> list[str] | None:
+        """``msrun`` relaunch for ``nproc > 1`` (MindSpore's own launcher; Ascend/GPU targets)."""
+        n = int(args.training.nproc)
+        if n <= 1 or os.environ.get("RANK_ID") is not None:
+            return None
+        if shutil.which("msrun") is None:
+            raise T_BAD_SETUP.error(
+                f"nproc={n} relaunches through msrun, which is not on PATH",
+                location="nproc",
+                hint="pip install mindspore",
+            )
+        return [
+            "msrun",
+            f"--worker_num={n}",
+            f"--local_worker_num={n}",
+            "--join=True",
+            f"--log_dir={os.path.join(args.training.output_dir or '.', 'msrun_logs')}",
+            sys.executable,
+            "-m",
+            "openmind.core.cli.main",
+            "train",
+            *argv,
+        ]
+
+    @classmethod
+    def export(cls, args: Any) -> Path:
+        return export_model(args)
+
+
+def _complete_checkpoints(out: Path) -> list[Path]:
+    return [p for p in out.glob("checkpoint-*") if p.is_dir() and (p / CHECKPOINT_MARKER).is_file()]
+
+
+def _peak_memory_mb() -> float | None:
+    try:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    except (ImportError, OSError):
+        return None
+
+
+def _plot(path: Path, log: list[dict]) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        logger.warning("plot_loss: matplotlib is not installed; no %s written (pip install matplotlib)", path.name)
+        return
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot([e["step"] for e in log], [e["loss"] for e in log], label="train loss")
+    evals = [e for e in log if "eval_loss" in e]
+    if evals:
+        ax.plot([e["step"] for e in evals], [e["eval_loss"] for e in evals], "o-", label="eval loss")
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def parse_size(text: str) -> int:
+    units = {"KB": 1e3, "MB": 1e6, "GB": 1e9, "KIB": 1024, "MIB": 1024**2, "GIB": 1024**3, "B": 1}
+    value = str(text).strip().upper()
+    for unit, factor in sorted(units.items(), key=lambda u: -len(u[0])):
+        if value.endswith(unit):
+            return int(float(value[: -len(unit)]) * factor)
+    return int(value)
+
+
+def export_model(args: Any) -> Path:
+    """``openmind export`` on MindSpore: merge ``--adapter`` into ``--model`` natively, write sharded
+    safetensors (HF names, ``{"format": "pt"}``), tokenizer and chat template."""
+    from openmind.ms.models import auto
+    from openmind.ms.models.lora import adapter_deltas, add_parameters
+    from openmind.ms.models.weights import save_state_dict
+    from openmind.nlp.pipelines.model import resolve_model_dir
+
+    m, e = args.model, args.export
+    out = Path(e.out)
+    if out.exists() and any(out.iterdir()):
+        raise T_EXPORT.error(f"export folder {str(out)!r} is not empty", location="out")
+    if e.export_dtype == "bfloat16":
+        raise T_EXPORT.error("bfloat16 export is not available on MindSpore", location="export_dtype")
+    base = resolve_model_dir(m.model, revision=m.revision, hub=m.hub).path
+    adapter = Path(os.path.expanduser(m.adapter)) if m.adapter else None
+    if adapter is not None and not (adapter / "adapter_config.json").is_file():
+        raise T_EXPORT.error(
+            f"{str(adapter)!r} holds no LoRA adapter (adapter_config.json); a full fine-tuning run folder is a "
+            "model already: pass it as --model without --adapter",
+            location="adapter",
+        )
+    runtime.set_device("cpu")
+    model, config = auto.load(base, "causal-lm")
+    if adapter is not None:
+        add_parameters(model, adapter_deltas(model, adapter))
+    out.mkdir(parents=True, exist_ok=True)
+    dtype = "float16" if e.export_dtype == "float16" else "float32"
+    save_state_dict(auto.state_dict(model, dtype=dtype), out, max_shard_bytes=parse_size(e.max_shard_size))
+    cfg = dict(config)
+    cfg["dtype"] = dtype
+    cfg.pop("torch_dtype", None)
+    (out / "config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+    source = adapter if adapter is not None and (adapter / "tokenizer_config.json").is_file() else Path(base)
+    auto.copy_assets(source, out)
+    for name in ("openmind_template.txt", "chat_template.jinja"):
+        if (source / name).is_file() and not (out / name).is_file():
+            shutil.copy(source / name, out / name)
+    return out
