@@ -30,18 +30,6 @@ def reversal_rows(n: int, seed: int, lo: int = 4, hi: int = 6) -> list[dict]:
     return rows
 
 
-def reversal_text_rows(n: int, seed: int) -> list[dict]:
-    rng = random.Random(seed)
-    rows = []
-    for _ in range(n):
-        parts = []
-        for _ in range(4):
-            s = "".join(rng.choice("0123456789") for _ in range(rng.randint(4, 6)))
-            parts.append(f"{s} reversed is {s[::-1]}.")
-        rows.append({"text": " ".join(parts)})
-    return rows
-
-
 def write_jsonl(path, rows):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -206,78 +194,84 @@ def test_errors_before_the_first_step(tiny_dir, sft_file, tmp_path):
     assert not list(tmp_path.glob("*/checkpoint-*"))
 
 
-def exact_match(run_dir, rows) -> float:
-    chat = openmind.pipeline("chat", model=str(run_dir), framework="ms", max_new_tokens=10, temperature=0)
-    answers = chat([r["messages"][:1] for r in rows], batch_size=25)
-    return sum(a["content"].strip() == r["messages"][1]["content"] for a, r in zip(answers, rows, strict=True)) / len(
-        rows
-    )
+TASKS = {"Reverse": lambda s: s[::-1], "Rotate": lambda s: s[1:] + s[0]}
 
 
-def held_out(train_rows, n=100):
-    seen = {r["messages"][0]["content"] for r in train_rows}
-    return [r for r in reversal_rows(400, seed=1) if r["messages"][0]["content"] not in seen][:n]
+def task_rows(task: str, n: int, seed: int, length: int = 5) -> list[dict]:
+    """The training suite's tasks (openmind-pt/tests/training/synthetic.py): ``Reverse 12345`` ->
+    ``54321``, ``Rotate 12345`` -> ``23451``."""
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(n):
+        s = "".join(rng.choice("0123456789") for _ in range(length))
+        rows.append(
+            {"messages": [{"role": "user", "content": f"{task} {s}"}, {"role": "assistant", "content": TASKS[task](s)}]}
+        )
+    return rows
 
 
-@pytest.mark.slow
-def test_sft_full_learns_reversal(tiny_dir, tmp_path):
-    rows = reversal_rows(2000, seed=0)
-    data = write_jsonl(tmp_path / "train.jsonl", rows)
-    test_rows = held_out(rows)
-    assert exact_match(tiny_dir, test_rows[:20]) == 0.0
-    out = tmp_path / "run"
-    openmind.train(
-        None,
-        model=str(tiny_dir),
-        dataset=[str(data)],
-        finetuning_type="full",
-        output_dir=str(out),
-        **quick(max_steps=FULL_STEPS, per_device_train_batch_size=32, lr_scheduler_type="cosine", warmup_ratio=0.05),
-    )
-    assert exact_match(out, test_rows) >= 0.9
+def exact_match(rows, **pipeline_kwargs) -> float:
+    chat = openmind.pipeline("chat", framework="ms", **pipeline_kwargs)
+    outs = chat([r["messages"][:1] for r in rows], max_new_tokens=10, do_sample=False, batch_size=25)
+    return sum(o["content"].strip() == r["messages"][1]["content"] for o, r in zip(outs, rows, strict=True)) / len(rows)
+
+
+def held_out(task: str, train: list[dict], n: int = 100) -> list[dict]:
+    seen = {r["messages"][0]["content"] for r in train}
+    return [r for r in task_rows(task, 3 * n, seed=999) if r["messages"][0]["content"] not in seen][:n]
 
 
 @pytest.mark.slow
-def test_sft_lora_learns_reversal_on_a_pretrained_base(tiny_dir, tmp_path):
-    # LoRA on random weights learns little: first continued pre-training on related plain text
-    base = tmp_path / "base"
-    openmind.train(
-        None,
-        stage="pt",
-        model=str(tiny_dir),
-        dataset=[str(write_jsonl(tmp_path / "text.jsonl", reversal_text_rows(1000, seed=2)))],
-        finetuning_type="full",
-        output_dir=str(base),
-        **quick(max_steps=PT_STEPS, per_device_train_batch_size=16, lr_scheduler_type="cosine", warmup_ratio=0.05),
-    )
-    rows = reversal_rows(2000, seed=0)
-    test_rows = held_out(rows)
-    assert exact_match(base, test_rows[:20]) < 0.5
-    out = tmp_path / "lora"
-    openmind.train(
+def test_full_sft_then_lora_learn_through_the_chat_pipeline(tmp_path):
+    """The PyTorch suite's "it really learns" test (test_learns.py), same data and hyper-parameters, on MindSpore."""
+    from openmind.pt.testing import tiny_llama
+
+    base = tiny_llama(tmp_path / "base", hidden_size=64, layers=2, heads=4)
+    reverse = task_rows("Reverse", 3000, seed=1)
+    test = held_out("Reverse", reverse)
+    assert exact_match(test, model=str(base)) <= 0.02
+    full = tmp_path / "full"
+    result = openmind.train(
         None,
         model=str(base),
-        dataset=[str(write_jsonl(tmp_path / "train.jsonl", rows))],
-        finetuning_type="lora",
-        lora_rank=16,
-        lora_target=["all"],
-        output_dir=str(out),
+        dataset=[str(write_jsonl(tmp_path / "reverse.jsonl", reverse))],
+        finetuning_type="full",
+        output_dir=str(full),
         **quick(
-            max_steps=LORA_STEPS,
-            per_device_train_batch_size=32,
-            learning_rate=1e-2,
-            lr_scheduler_type="cosine",
+            max_steps=400,
+            per_device_train_batch_size=16,
+            learning_rate=5e-3,
             warmup_ratio=0.05,
+            lr_scheduler_type="cosine",
         ),
     )
-    chat = openmind.pipeline(
-        "chat", model=str(base), framework="ms", adapter=str(out), max_new_tokens=10, temperature=0
+    assert result.final_loss < 0.2
+    assert exact_match(test, model=str(full)) >= 0.9
+
+    rotate = task_rows("Rotate", 2000, seed=5)
+    rotate_test = held_out("Rotate", rotate)
+    assert exact_match(rotate_test, model=str(full)) <= 0.05  # the base reverses instead
+    lora = tmp_path / "lora"
+    openmind.train(
+        None,
+        model=str(full),
+        dataset=[str(write_jsonl(tmp_path / "rotate.jsonl", rotate))],
+        finetuning_type="lora",
+        lora_rank=16,
+        output_dir=str(lora),
+        **quick(
+            max_steps=150,
+            per_device_train_batch_size=16,
+            learning_rate=1e-2,
+            warmup_ratio=0.05,
+            lr_scheduler_type="cosine",
+        ),
     )
-    answers = chat([r["messages"][:1] for r in test_rows], batch_size=25)
-    matched = sum(a["content"].strip() == r["messages"][1]["content"] for a, r in zip(answers, test_rows, strict=True))
-    assert matched / len(test_rows) >= 0.9
+    assert exact_match(rotate_test, model=str(full), adapter=str(lora)) >= 0.9
+    merged = tmp_path / "merged"
+    from openmind.core.cli.main import main
 
-
-FULL_STEPS = 300
-PT_STEPS = 200
-LORA_STEPS = 200
+    assert (
+        main(["export", "--model", str(full), "--adapter", str(lora), "--out", str(merged), "--framework", "ms"]) == 0
+    )
+    assert exact_match(rotate_test, model=str(merged)) >= 0.9

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from openmind.core.hookspecs import hookimpl
 from openmind.core.specs import PipelineSpec, TrainerSpec
+from openmind.ms import errors  # noqa: F401  (declares the OM-MS0xx codes for the catalogue; imports no MindSpore)
 
 REQUIRES = ("mindspore>=2.3", "numpy<2", "transformers>=4.45")
 BACKEND = "native"

@@ -332,6 +332,7 @@ class MindSporeTrainer:
             tokens_per_second=tokens_seen / seconds if seconds else 0.0,
             peak_memory_mb=_peak_memory_mb(),
             resumed_from=resumed_from,
+            history=log,
             metrics={
                 "framework": "ms",
                 "device": self.device,
