@@ -152,47 +152,47 @@ def test_sparse_logits_loss_equals_the_model_loss(tiny_dir):
     assert torch.allclose(grad, ref_grad, atol=1e-6)
 
 
-def test_packing_gives_the_loss_of_the_separate_samples(tiny_dir, sft_file, tmp_path):
-    """Packed, padding-free rows (position_ids restart per sample) see no other sample."""
+@pytest.mark.parametrize("attention", ["sdpa", "flash_attention_2"])
+def test_packing_gives_the_loss_of_the_separate_samples(tiny_dir, sft_file, attention):
+    """Packed rows (position_ids restart per sample) see no other sample: kept as rows of
+    cutoff_len for sdpa, flattened into one padding-free row for flash attention's varlen kernels
+    (checked here on sdpa, which reads the same position restarts)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from openmind.nlp.templates import resolve_template
     from openmind.nlp.training.base import SFTWrapper
-    from openmind.pt.training.data import build_datasets
+    from openmind.pt.training.data import TOKENS_KEY, build_datasets
     from openmind.pt.training.hf import causal_lm_loss
 
     ns = SFTWrapper.resolve(None, dict(model=str(tiny_dir), dataset=[str(sft_file)], packing=True, cutoff_len=64))
     tok = AutoTokenizer.from_pretrained(tiny_dir)
     tok.pad_token = tok.eos_token
-    from openmind.nlp.templates import resolve_template
-
     template = resolve_template(None, model_dir=str(tiny_dir), tokenizer=tok)
     packed = build_datasets(ns, tok, template, "sft", quiet=True)
-    assert "position_ids" in packed.train.column_names and packed.stats["train_rows"] < 160
+    packed.use_attention(attention)
+    assert packed.packed and packed.stats["train_rows"] < 160
     ns.data.packing = False
     plain = build_datasets(ns, tok, template, "sft", quiet=True)
+    by_ids = {tuple(r["input_ids"]): r for r in plain.train}
     model = AutoModelForCausalLM.from_pretrained(tiny_dir)
-    batch = packed.collator([packed.train[0], packed.train[1]])
-    assert batch["input_ids"].shape[0] == 1 and "attention_mask" not in batch  # padding-free, one row
-    n = sum(1 for p in batch["position_ids"][0].tolist() if p == 0)
+    features = [packed.train[0], packed.train[1]]
+    batch = packed.collator(features)
+    assert "attention_mask" not in batch
+    assert int(batch.pop(TOKENS_KEY)) == sum(len(f["input_ids"]) for f in features)
+    assert batch["input_ids"].shape[0] == (1 if attention.startswith("flash") else 2)
     with torch.no_grad():
         packed_loss, _, _ = causal_lm_loss(model, dict(batch), num_items_in_batch=None)
-        # the same samples one by one: mean over their trained tokens
-        total, count = 0.0, 0
-        rows = [plain.train[i] for i in range(len(plain.train))]
-        seqs = []
-        ids = batch["input_ids"][0].tolist()
-        starts = [i for i, p in enumerate(batch["position_ids"][0].tolist()) if p == 0] + [len(ids)]
-        for a, b in zip(starts, starts[1:]):
-            seqs.append(ids[a:b])
-        by_ids = {tuple(r["input_ids"]): r for r in rows}
-        for seq in seqs:
-            row = by_ids[tuple(seq)]
-            labels = torch.tensor([row["labels"]])
-            out = model(input_ids=torch.tensor([row["input_ids"]]), labels=labels)
-            k = int((labels[:, 1:] != -100).sum())
-            total += out.loss.item() * k
-            count += k
-    assert len(seqs) == n > 2
+        total, count, samples = 0.0, 0, 0
+        for feature in features:  # the same samples one by one: mean over their trained tokens
+            ids, pos = feature["input_ids"], feature["position_ids"]
+            starts = [i for i, p in enumerate(pos) if p == 0] + [len(ids)]
+            for a, b in zip(starts, starts[1:]):
+                row = by_ids[tuple(ids[a:b])]
+                labels = torch.tensor([row["labels"]])
+                out = model(input_ids=torch.tensor([row["input_ids"]]), labels=labels)
+                k = int((labels[:, 1:] != -100).sum())
+                total, count, samples = total + out.loss.item() * k, count + k, samples + 1
+    assert samples >= 4
     assert packed_loss.item() == pytest.approx(total / count, abs=1e-4)
 
 

@@ -14,6 +14,40 @@ class TrainData:
     eval: Any
     stats: dict[str, Any]
     collator: Any
+    tokenizer: Any = None
+
+    @property
+    def packed(self) -> bool:
+        return "position_ids" in (getattr(self.train, "column_names", None) or [])
+
+    def use_attention(self, attn_implementation: str | None) -> None:
+        """Packed rows: flattened into one padding-free row where the attention kernel takes
+        variable-length sequences (flash attention); kept as rows of ``cutoff_len`` otherwise,
+        since a dense block-diagonal mask over one long row costs O(total length^2)."""
+        if self.collator is None or not self.packed:
+            return
+        from openmind.data.adapters import torch_collator
+
+        flat = str(attn_implementation or "").startswith("flash")
+        self.collator = CountingCollator(torch_collator(self.tokenizer, padding_free=flat))
+
+
+TOKENS_KEY = "openmind_tokens"
+
+
+class CountingCollator:
+    """Adds the number of real (non-padding) tokens of the batch under :data:`TOKENS_KEY`; the
+    trainer pops it before the forward pass."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __call__(self, features: list[dict[str, Any]]) -> dict[str, Any]:
+        import torch
+
+        batch = self.inner(features)
+        batch[TOKENS_KEY] = torch.tensor(sum(len(f["input_ids"]) for f in features), dtype=torch.int64)
+        return batch
 
 
 def build_datasets(args: Any, tokenizer: Any, template: Any, stage: str, *, quiet: bool = False) -> TrainData:
@@ -65,5 +99,5 @@ def build_datasets(args: Any, tokenizer: Any, template: Any, stage: str, *, quie
     from openmind.data.adapters import torch_collator
 
     packed = "position_ids" in train.column_names
-    collator = torch_collator(tokenizer, padding_free=packed)
-    return TrainData(train, evald, stats, collator)
+    collator = CountingCollator(torch_collator(tokenizer, padding_free=packed))
+    return TrainData(train, evald, stats, collator, tokenizer)

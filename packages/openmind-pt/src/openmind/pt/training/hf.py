@@ -50,9 +50,17 @@ class OpenMindMixin:
 
     # ---- tokens ----------------------------------------------------------------------
     def count_tokens(self, inputs: dict[str, Any]) -> None:
+        """Count the batch's non-padding tokens (the collator's exact count when it gives one)."""
+        from openmind.pt.training.data import TOKENS_KEY
+
+        given = inputs.pop(TOKENS_KEY, None)
         if not self.model.training:
             return
-        if "attention_mask" in inputs and inputs["attention_mask"] is not None and inputs["attention_mask"].dim() == 2:
+        if given is not None:
+            n = given
+        elif (
+            "attention_mask" in inputs and inputs["attention_mask"] is not None and inputs["attention_mask"].dim() == 2
+        ):
             n = inputs["attention_mask"].sum()
         elif "input_ids" in inputs:
             n = torch.tensor(inputs["input_ids"].numel())

@@ -66,6 +66,7 @@ class TorchTrainer:
             self.args, self.loaded.tokenizer, self.loaded.template, self.stage, quiet=not is_main_process()
         )
         load_model_into(self.loaded, self.args, self.stage)
+        self.data.use_attention(getattr(self.loaded.model.config, "_attn_implementation", None))
         self.hf = self.build_trainer()
 
     def train(self) -> TrainResult:
