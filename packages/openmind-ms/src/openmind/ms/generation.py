@@ -95,7 +95,7 @@ class Decoder:
     ``compiled=False`` runs the same steps eagerly (PyNative), e.g. for debugging.
     """
 
-    prompt_step = 16
+    prompt_step = 64
     cache_step = 64
 
     def __init__(self, model: LlamaForCausalLM, *, compiled: bool = True):
