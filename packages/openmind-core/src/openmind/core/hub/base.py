@@ -201,15 +201,21 @@ class Hub(abc.ABC):
         exclude: list[str] | None = None,
     ) -> str:
         """Upload the files of ``folder`` as one commit; return the commit id or its URL."""
-        raise NotImplementedError(f"hub {self.name!r} does not support uploads")
+        from openmind.core.hub.errors import H_UNSUPPORTED
+
+        raise H_UNSUPPORTED.error(f"hub {self.name!r} does not support uploads")
 
     def create_repo(self, repo_id: str, *, private: bool = False, exist_ok: bool = True) -> None:
         """Create a (model) repository; no error if it exists and ``exist_ok``."""
-        raise NotImplementedError(f"hub {self.name!r} cannot create repositories")
+        from openmind.core.hub.errors import H_UNSUPPORTED
+
+        raise H_UNSUPPORTED.error(f"hub {self.name!r} does not support creating repositories")
 
     def delete_repo(self, repo_id: str, *, missing_ok: bool = False) -> None:
         """Delete a repository on the hub. Irreversible."""
-        raise NotImplementedError(f"hub {self.name!r} cannot delete repositories")
+        from openmind.core.hub.errors import H_UNSUPPORTED
+
+        raise H_UNSUPPORTED.error(f"hub {self.name!r} does not support deleting repositories")
 
     def translate(self, exc: BaseException, repo_id: str, revision: str | None = None) -> OpenMindError | None:
         """Map an exception of the hub's client to a coded error (``None``: not recognised).

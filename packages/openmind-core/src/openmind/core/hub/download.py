@@ -10,6 +10,7 @@ retried with exponential backoff, keeping the bytes already received.
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import hashlib
 import json
@@ -78,24 +79,28 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-class Target:
+class Target(abc.ABC):
     """Where files land: the shared cache (:class:`CacheTarget`) or a plain folder (:class:`DirTarget`)."""
 
+    @abc.abstractmethod
     def final_path(self, file: RemoteFile) -> Path:
-        raise NotImplementedError
+        """Where the complete file is visible."""
 
+    @abc.abstractmethod
     def partial_path(self, file: RemoteFile) -> Path:
-        raise NotImplementedError
+        """Where the incomplete download is kept (resumable)."""
 
+    @abc.abstractmethod
     def is_done(self, file: RemoteFile) -> bool:
-        raise NotImplementedError
+        """Whether the complete, verified file is already in place."""
 
     def try_reuse(self, file: RemoteFile) -> bool:
         """Place ``file`` without downloading when identical content is already here."""
         return False
 
+    @abc.abstractmethod
     def place(self, file: RemoteFile, partial: Path, sha256: str) -> None:
-        raise NotImplementedError
+        """Atomically move the verified ``partial`` file to its final place."""
 
 
 class CacheTarget(Target):

@@ -103,3 +103,9 @@ H_CACHE = define(
     "Run `openmind cache verify` to see what is wrong, then `openmind cache clean` or pull again.",
     HubError,
 )
+H_UNSUPPORTED = define(
+    "OM-H016",
+    "Operation not supported by this hub",
+    "This hub plugin cannot do that (e.g. a read-only mirror cannot take uploads); use another hub with --hub.",
+    HubError,
+)
