@@ -36,6 +36,10 @@ class ChatCommand(Command):
 
         setup_console()
         args = self.resolve(ns)
+        # a training run folder chats with what it trained: its full weights, or base + its adapter
+        from openmind.nlp.serve.cli import resolve_run_folder
+
+        resolve_run_folder(args, ns)
         if args.model.model is None:
             raise A_MISSING.error("no model given", hint="Pass --model PATH, or a model/run folder as CONFIG.")
         pipe = pipeline("chat", args.model.model, **pipeline_kwargs(args, "chat"))
