@@ -9,6 +9,7 @@ checks before step 1, atomic checkpoints, the progress bar fields, the summary a
 
 from __future__ import annotations
 
+import abc
 import os
 import sys
 import time
@@ -36,7 +37,7 @@ def mixed_precision(choice: str, device: str) -> tuple[bool, bool]:
     return True, False  # npu
 
 
-class TorchTrainer:
+class TorchTrainer(abc.ABC):
     """Base of the PyTorch stage trainers (see the contract in :mod:`openmind.nlp.training.base`)."""
 
     stage: ClassVar[str] = ""
@@ -241,8 +242,9 @@ class TorchTrainer:
         hf.add_callback(ProgressBar(_StateTokens(hf)))
         return hf
 
-    def build_trainer(self) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def build_trainer(self) -> Any:
+        """The transformers/trl trainer object of this stage."""
 
     def save_final(self) -> None:
         """The trained model (or adapter) + tokenizer + template in the run folder."""
