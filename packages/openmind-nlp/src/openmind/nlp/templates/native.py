@@ -10,6 +10,7 @@ template renders.
 
 from __future__ import annotations
 
+import abc
 import json
 from typing import Any
 
@@ -31,10 +32,11 @@ class NativeTemplate(Template):
     #: roles the family renders; anything else is a coded error (never silently dropped).
     roles: tuple[str, ...] = ("system", "user", "assistant", "tool")
 
+    @abc.abstractmethod
     def build(
         self, messages: list[Message], tools: list[dict] | None, add_generation_prompt: bool, options: dict
     ) -> Pieces:
-        raise NotImplementedError
+        """The conversation as ``(text, trainable)`` pieces, in order."""
 
     # ---- public API ------------------------------------------------------------------
     def render(
