@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,30 +9,7 @@ import numpy as np
 from openmind.ms import runtime
 from openmind.ms.pipelines.loading import check_folder, load_tokenizer, resolve_dtype
 from openmind.nlp.pipelines.base import EmbeddingParams, LoadOptions, Pipeline
-
-
-def sentence_transformers_pooling(model_dir: str) -> str | None:
-    """The pooling mode a sentence-transformers folder declares (``1_Pooling/config.json``)."""
-    folder = Path(model_dir)
-    try:
-        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    for module in modules:
-        if str(module.get("type", "")).endswith("Pooling"):
-            try:
-                cfg = json.loads((folder / module.get("path", "") / "config.json").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                return None
-            for key, mode in (
-                ("pooling_mode_cls_token", "cls"),
-                ("pooling_mode_mean_tokens", "mean"),
-                ("pooling_mode_max_tokens", "max"),
-                ("pooling_mode_lasttoken", "last"),
-            ):
-                if cfg.get(key):
-                    return mode
-    return None
+from openmind.nlp.pipelines.pooling import embedding_max_length, sentence_transformers_pooling
 
 
 class MindSporeEmbedding(Pipeline):
@@ -53,9 +28,7 @@ class MindSporeEmbedding(Pipeline):
         self.device = device
         self.dtype = dtype
         self.default_pooling = sentence_transformers_pooling(model_dir) or "mean"
-        limit = getattr(tokenizer, "model_max_length", None)
-        positions = model.config.max_position_embeddings
-        self.max_length = min(x for x in (limit, positions, 10**6) if isinstance(x, int) and x > 0)
+        self.max_length = embedding_max_length(tokenizer, model.config.max_position_embeddings)
 
         def encode(ids, types, positions, mask):
             return model(ids, types, positions, mask)

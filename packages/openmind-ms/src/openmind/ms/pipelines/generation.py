@@ -9,26 +9,17 @@ on the native Llama-family model and its compiled static-cache decoder
 from __future__ import annotations
 
 import contextlib
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from openmind.ms import runtime
 from openmind.ms.pipelines.loading import check_folder, generation_defaults, load_tokenizer, resolve_dtype
-from openmind.nlp.errors import I_BAD_PARAM, I_PROMPT_TOO_LONG, M_ADAPTER
-from openmind.nlp.pipelines.base import (
-    Generation,
-    GenerationParams,
-    GenerativePipeline,
-    LoadOptions,
-    Prompt,
-    TokenLogprob,
-)
+from openmind.nlp.errors import I_BAD_PARAM, M_ADAPTER
+from openmind.nlp.pipelines.base import Generation, GenerationParams, LoadOptions, Prompt, TokenLogprob
+from openmind.nlp.pipelines.causal import DECODE, CausalLMPipeline, finish_reason, merge_eos
 from openmind.nlp.pipelines.stopping import StopText, truncate_at_stop
-
-DECODE = {"skip_special_tokens": True, "clean_up_tokenization_spaces": False}
 
 
 def LlamaModelType():  # noqa: N802 - a lazily imported class
@@ -37,7 +28,7 @@ def LlamaModelType():  # noqa: N802 - a lazily imported class
     return LlamaForCausalLM
 
 
-class MindSporeCausalLM(GenerativePipeline):
+class MindSporeCausalLM(CausalLMPipeline):
     """The MindSpore pipeline of chat / text-generation / summarization / translation."""
 
     framework = "ms"
@@ -58,12 +49,10 @@ class MindSporeCausalLM(GenerativePipeline):
         self.max_length = cfg.max_position_embeddings
         gen = generation_defaults(model_dir)
         eos = gen.get("eos_token_id", None)
-        eos = list(eos) if isinstance(eos, list) else ([eos] if eos is not None else list(cfg.eos_token_ids))
-        if tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in eos:
-            eos.append(tokenizer.eos_token_id)
-        self.eos_ids: tuple[int, ...] = tuple(eos)
-        pad = gen.get("pad_token_id", tokenizer.pad_token_id)
-        self.pad_id: int = pad if pad is not None else (eos[0] if eos else 0)
+        self.init_ids(
+            merge_eos(eos if eos is not None else list(cfg.eos_token_ids), tokenizer.eos_token_id),
+            gen.get("pad_token_id", tokenizer.pad_token_id),
+        )
         #: decoding defaults of generation_config.json (transformers' defaults otherwise)
         self.gen_defaults = {
             "do_sample": gen.get("do_sample", False),
@@ -72,9 +61,7 @@ class MindSporeCausalLM(GenerativePipeline):
             "top_p": gen.get("top_p", 1.0),
             "repetition_penalty": gen.get("repetition_penalty", 1.0),
         }
-        self._lock = threading.RLock()
         self._adapters: dict[str, dict[str, np.ndarray]] = {}
-        self._stop_cache: dict[tuple[str, ...], tuple[tuple[int, ...], tuple[str, ...]]] = {}
 
     @classmethod
     def load(cls, model_dir: str, options: LoadOptions) -> MindSporeCausalLM:
@@ -93,27 +80,6 @@ class MindSporeCausalLM(GenerativePipeline):
         return pipe
 
     # ---- helpers ---------------------------------------------------------------------------
-    def encode(self, prompt: Prompt) -> list[int]:
-        if isinstance(prompt, str):
-            return list(self.tokenizer(prompt)["input_ids"])
-        return list(prompt)
-
-    def split_stops(self, stops: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[str, ...]]:
-        """Stop strings that are one special token become token ids; the others match on text."""
-        cached = self._stop_cache.get(stops)
-        if cached is None:
-            special = set(self.tokenizer.all_special_ids or [])
-            ids: list[int] = []
-            texts: list[str] = []
-            for stop in stops:
-                encoded = self.tokenizer(stop, add_special_tokens=False)["input_ids"]
-                if len(encoded) == 1 and encoded[0] in special:
-                    ids.append(encoded[0])
-                else:
-                    texts.append(stop)
-            cached = self._stop_cache[stops] = (tuple(ids), tuple(texts))
-        return cached
-
     def decoding(self, params: GenerationParams, eos_ids: tuple[int, ...]):
         from openmind.ms.generation import GenerationParams as Decoding
 
@@ -138,20 +104,12 @@ class MindSporeCausalLM(GenerativePipeline):
 
     # ---- preprocess / forward / postprocess ----------------------------------------------
     def preprocess(self, inputs: list[Prompt], params: GenerationParams, indices: list[int] | None = None) -> dict:
-        rows = [self.encode(p) for p in inputs]
-        for i, row in enumerate(rows):
-            if not row:
-                raise I_PROMPT_TOO_LONG.error(f"prompt {i} is empty after tokenization", hint="Pass a non-empty input.")
-            if self.max_length and len(row) >= self.max_length:
-                raise I_PROMPT_TOO_LONG.error(
-                    f"prompt {i} has {len(row)} tokens; the model takes at most {self.max_length}",
-                    location=f"input[{i}]",
-                )
-        stop_ids, text_stops = self.split_stops(params.stop)
+        rows = self.encode_prompts(inputs)
+        eos_ids, text_stops = self.stops_for(params)
         return {
             "rows": rows,
             "indices": list(indices if indices is not None else range(len(rows))),
-            "eos_ids": tuple(dict.fromkeys((*self.eos_ids, *stop_ids))),
+            "eos_ids": eos_ids,
             "text_stops": text_stops,
             "on_text": None,
             "is_cancelled": None,
@@ -214,16 +172,14 @@ class MindSporeCausalLM(GenerativePipeline):
                 tokens = tokens[:-1]
             text, hit = truncate_at_stop(self.tokenizer.decode(tokens, **DECODE), features["text_stops"])
             cancelled = outputs["cancelled"][r]
-            if on_text is not None and not cancelled:
-                delta = outputs["texts"][r].update(text, final=True)
-                if delta:
-                    on_text(features["indices"][r], delta)
-            if cancelled:
-                reason = "cancelled"
-            elif hit_eos or hit or outputs["stopped_on_text"][r]:
-                reason = "stop"
-            else:
-                reason = "length" if len(tokens) >= params.max_new_tokens else "stop"
+            if not cancelled:
+                self.emit_final(outputs["texts"][r], text, on_text, features["indices"][r])
+            reason = finish_reason(
+                cancelled=cancelled,
+                stopped=hit_eos or hit or outputs["stopped_on_text"][r],
+                produced=len(tokens),
+                max_new_tokens=params.max_new_tokens,
+            )
             logprobs = None
             if params.wants_logprobs:
                 logprobs = [
@@ -239,34 +195,17 @@ class MindSporeCausalLM(GenerativePipeline):
         return results
 
     # ---- the contract ------------------------------------------------------------------------
-    def generate(
+    def generate_batch(
         self,
-        prompts: Sequence[Prompt],
-        params: GenerationParams | Sequence[GenerationParams],
-        *,
-        batch_size: int = 1,
-        on_text: Callable[[int, str], None] | None = None,
-        is_cancelled: Callable[[int], bool] | None = None,
-        adapter: str | None = None,
+        prompts: list[Prompt],
+        params: GenerationParams,
+        indices: list[int],
+        on_text: Callable[[int, str], None] | None,
+        is_cancelled: Callable[[int], bool] | None,
     ) -> list[Generation]:
-        per_prompt = [params] * len(prompts) if isinstance(params, GenerationParams) else list(params)
-        if len(per_prompt) != len(prompts):
-            raise I_BAD_PARAM.error(f"{len(prompts)} prompts but {len(per_prompt)} generation params")
-        groups: dict[GenerationParams, list[int]] = {}
-        for i, p in enumerate(per_prompt):
-            groups.setdefault(p, []).append(i)
-        results: list[Generation | None] = [None] * len(prompts)
-        batch_size = max(1, int(batch_size))
-        with self._lock, self._adapter(adapter):
-            for group_params, indices in groups.items():
-                for s in range(0, len(indices), batch_size):
-                    chunk = indices[s : s + batch_size]
-                    features = self.preprocess([prompts[i] for i in chunk], group_params, chunk)
-                    features["on_text"], features["is_cancelled"] = on_text, is_cancelled
-                    out = self.postprocess(self.forward(features, group_params), group_params)
-                    for i, generation in zip(chunk, out, strict=True):
-                        results[i] = generation
-        return results  # type: ignore[return-value]
+        features = self.preprocess(prompts, params, indices)
+        features["on_text"], features["is_cancelled"] = on_text, is_cancelled
+        return self.postprocess(self.forward(features, params), params)
 
     def _apply(self, deltas: dict[str, np.ndarray], sign: float) -> None:
         from openmind.ms.models.lora import add_parameters
@@ -304,57 +243,8 @@ class MindSporeCausalLM(GenerativePipeline):
             except OSError as exc:
                 raise M_ADAPTER.error(f"cannot read adapter {path!r}: {exc}", location=path) from exc
 
-    def _context_prefix(self) -> list[int]:
-        bos = self.tokenizer.bos_token_id
-        return [bos] if bos is not None else list(self.eos_ids[:1])
+    def log_probs(self, rows: list[list[int]]) -> np.ndarray:
+        return self.decoder.log_probs(rows, pad_id=self.pad_id)
 
-    def _encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
-        # like lm-evaluation-harness: trailing spaces of the context belong to the continuation
-        spaces = len(context) - len(context.rstrip())
-        if spaces:
-            context, continuation = context[:-spaces], context[-spaces:] + continuation
-        if not context:
-            return self._context_prefix(), list(self.tokenizer(continuation, add_special_tokens=False)["input_ids"])
-        whole = list(self.tokenizer(context + continuation)["input_ids"])
-        ctx = list(self.tokenizer(context)["input_ids"])
-        if whole[: len(ctx)] != ctx:
-            return ctx, list(self.tokenizer(continuation, add_special_tokens=False)["input_ids"])
-        return ctx, whole[len(ctx) :]
-
-    def loglikelihood(self, requests: Sequence[tuple[str, str]], *, batch_size: int = 1) -> list[tuple[float, bool]]:
-        pairs = [self._encode_pair(c, x) for c, x in requests]
-        limit = (self.max_length or 10**9) + 1
-        results: list[tuple[float, bool]] = []
-        batch_size = max(1, int(batch_size))
-        with self._lock:
-            for s in range(0, len(pairs), batch_size):
-                chunk = pairs[s : s + batch_size]
-                rows = [(ctx + cont)[-limit:][:-1] for ctx, cont in chunk]
-                logprobs = self.decoder.log_probs(rows, pad_id=self.pad_id)
-                for i, (_ctx, cont) in enumerate(chunk):
-                    if not cont:
-                        results.append((0.0, True))
-                        continue
-                    end = len(rows[i])
-                    positions = logprobs[i, end - len(cont) : end]
-                    target = np.array(cont)
-                    total = float(positions[np.arange(len(cont)), target].sum())
-                    results.append((total, bool((positions.argmax(-1) == target).all())))
-        return results
-
-    def prompt_logprobs(self, prompts: Sequence[Prompt], top_logprobs: int = 0) -> list[list[TokenLogprob]]:
-        out = []
-        with self._lock:
-            for prompt in prompts:
-                ids = self.encode(prompt)
-                logprobs = self.decoder.log_probs([ids], pad_id=self.pad_id)[0]
-                items = [TokenLogprob(self.tokenizer.decode([ids[0]]), ids[0], None)]
-                for t in range(1, len(ids)):
-                    step = logprobs[t - 1]
-                    top = []
-                    if top_logprobs:
-                        best = np.argsort(-step, kind="stable")[:top_logprobs]
-                        top = [(self.tokenizer.decode([int(i)]), float(step[i])) for i in best]
-                    items.append(TokenLogprob(self.tokenizer.decode([ids[t]]), ids[t], float(step[ids[t]]), top))
-                out.append(items)
-        return out
+    def top_tokens(self, step: np.ndarray, k: int) -> list[tuple[int, float]]:
+        return [(int(i), float(step[i])) for i in np.argsort(-step, kind="stable")[:k]]

@@ -2,37 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from openmind.nlp.pipelines.base import EmbeddingParams, LoadOptions, Pipeline
+from openmind.nlp.pipelines.pooling import embedding_max_length, sentence_transformers_pooling
 from openmind.pt.device import import_torch
 from openmind.pt.pipelines.loading import dtype_name, load_model, load_tokenizer
-
-
-def sentence_transformers_pooling(model_dir: str) -> str | None:
-    """The pooling mode a sentence-transformers folder declares (``1_Pooling/config.json``)."""
-    folder = Path(model_dir)
-    try:
-        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    for module in modules:
-        if str(module.get("type", "")).endswith("Pooling"):
-            try:
-                cfg = json.loads((folder / module.get("path", "") / "config.json").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                return None
-            for key, mode in (
-                ("pooling_mode_cls_token", "cls"),
-                ("pooling_mode_mean_tokens", "mean"),
-                ("pooling_mode_max_tokens", "max"),
-                ("pooling_mode_lasttoken", "last"),
-            ):
-                if cfg.get(key):
-                    return mode
-    return None
 
 
 class TorchEmbedding(Pipeline):
@@ -47,9 +22,7 @@ class TorchEmbedding(Pipeline):
         self.device = device
         self.dtype = dtype_name(dtype)
         self.default_pooling = sentence_transformers_pooling(model_dir) or "mean"
-        limit = getattr(tokenizer, "model_max_length", None)
-        positions = getattr(model.config, "max_position_embeddings", None)
-        self.max_length = min(x for x in (limit, positions, 10**6) if isinstance(x, int) and x > 0)
+        self.max_length = embedding_max_length(tokenizer, getattr(model.config, "max_position_embeddings", None))
 
     @classmethod
     def load(cls, model_dir: str, options: LoadOptions) -> TorchEmbedding:

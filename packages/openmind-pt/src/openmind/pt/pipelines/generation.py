@@ -7,26 +7,17 @@ row as it grows (:class:`RowWatcher`); nothing is decoded per step when none of 
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from openmind.core.api import read_config
-from openmind.nlp.errors import I_BAD_PARAM, I_PROMPT_TOO_LONG
-from openmind.nlp.pipelines.base import (
-    Generation,
-    GenerationParams,
-    GenerativePipeline,
-    LoadOptions,
-    Prompt,
-    TokenLogprob,
-)
+from openmind.nlp.errors import I_BAD_PARAM
+from openmind.nlp.pipelines.base import Generation, GenerationParams, LoadOptions, Prompt, TokenLogprob
+from openmind.nlp.pipelines.causal import DECODE, CausalLMPipeline, finish_reason, merge_eos
 from openmind.nlp.pipelines.stopping import StopText, truncate_at_stop
 from openmind.pt.device import import_torch
 from openmind.pt.pipelines.loading import check_head, dtype_name, load_adapter, load_model, load_tokenizer
-
-DECODE = {"skip_special_tokens": True, "clean_up_tokenization_spaces": False}
 
 
 @dataclass
@@ -91,7 +82,7 @@ class RowWatcher:
         return self.torch.tensor(self.done, dtype=self.torch.bool, device=input_ids.device)
 
 
-class TorchCausalLM(GenerativePipeline):
+class TorchCausalLM(CausalLMPipeline):
     """The PyTorch pipeline of chat / text-generation / summarization / translation (transformers)."""
 
     framework = "pt"
@@ -107,15 +98,10 @@ class TorchCausalLM(GenerativePipeline):
         config = getattr(model, "config", None)
         self.max_length = getattr(config, "max_position_embeddings", None)
         gen = model.generation_config
-        eos = gen.eos_token_id if gen.eos_token_id is not None else tokenizer.eos_token_id
-        eos = list(eos) if isinstance(eos, (list, tuple)) else ([eos] if eos is not None else [])
-        if tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in eos:
-            eos.append(tokenizer.eos_token_id)
-        self.eos_ids: tuple[int, ...] = tuple(eos)
-        pad = gen.pad_token_id if gen.pad_token_id is not None else tokenizer.pad_token_id
-        self.pad_id: int = pad if pad is not None else (eos[0] if eos else 0)
-        self._lock = threading.RLock()
-        self._stop_cache: dict[tuple[str, ...], tuple[tuple[int, ...], tuple[str, ...]]] = {}
+        self.init_ids(
+            merge_eos(gen.eos_token_id, tokenizer.eos_token_id),
+            gen.pad_token_id if gen.pad_token_id is not None else tokenizer.pad_token_id,
+        )
 
     @classmethod
     def load(cls, model_dir: str, options: LoadOptions) -> TorchCausalLM:
@@ -127,28 +113,6 @@ class TorchCausalLM(GenerativePipeline):
         return cls(model, tokenizer, task=options.task, model_dir=model_dir, device=device, dtype=dtype)
 
     # ---- helpers ---------------------------------------------------------------------------
-    def encode(self, prompt: Prompt) -> list[int]:
-        if isinstance(prompt, str):
-            return list(self.tokenizer(prompt)["input_ids"])
-        return list(prompt)
-
-    def split_stops(self, stops: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[str, ...]]:
-        """Stop strings that are one special token become token ids (they never show in decoded
-        text); the others are matched on text."""
-        cached = self._stop_cache.get(stops)
-        if cached is None:
-            special = set(self.tokenizer.all_special_ids or [])
-            ids: list[int] = []
-            texts: list[str] = []
-            for stop in stops:
-                encoded = self.tokenizer(stop, add_special_tokens=False)["input_ids"]
-                if len(encoded) == 1 and encoded[0] in special:
-                    ids.append(encoded[0])
-                else:
-                    texts.append(stop)
-            cached = self._stop_cache[stops] = (tuple(ids), tuple(texts))
-        return cached
-
     def _pad_left(self, rows: list[list[int]]) -> tuple[Any, Any]:
         torch = import_torch()
         width = max(len(r) for r in rows)
@@ -162,16 +126,8 @@ class TorchCausalLM(GenerativePipeline):
 
     # ---- preprocess / forward / postprocess ----------------------------------------------
     def preprocess(self, inputs: list[Prompt], params: GenerationParams, indices: list[int] | None = None) -> Batch:
-        rows = [self.encode(p) for p in inputs]
-        for i, row in enumerate(rows):
-            if not row:
-                raise I_PROMPT_TOO_LONG.error(f"prompt {i} is empty after tokenization", hint="Pass a non-empty input.")
-            if self.max_length and len(row) >= self.max_length:
-                raise I_PROMPT_TOO_LONG.error(
-                    f"prompt {i} has {len(row)} tokens; the model takes at most {self.max_length}",
-                    location=f"input[{i}]",
-                )
-        stop_ids, text_stops = self.split_stops(params.stop)
+        rows = self.encode_prompts(inputs)
+        eos_ids, text_stops = self.stops_for(params)
         input_ids, attention_mask = self._pad_left(rows)
         return Batch(
             input_ids,
@@ -180,7 +136,7 @@ class TorchCausalLM(GenerativePipeline):
             list(indices if indices is not None else range(len(rows))),
             params,
             text_stops=text_stops,
-            eos_ids=tuple(dict.fromkeys((*self.eos_ids, *stop_ids))),
+            eos_ids=eos_ids,
         )
 
     def generation_kwargs(self, params: GenerationParams, eos_ids: tuple[int, ...]) -> dict[str, Any]:
@@ -244,16 +200,11 @@ class TorchCausalLM(GenerativePipeline):
             if watcher is not None and watcher.rows[r].stopped:
                 hit = True
             cancelled = watcher is not None and watcher.cancelled[r]
-            if watcher is not None and batch.on_text is not None and not cancelled:
-                delta = watcher.rows[r].update(text, final=True)
-                if delta:
-                    batch.on_text(batch.indices[r], delta)
-            if cancelled:
-                reason = "cancelled"
-            elif ended or hit:
-                reason = "stop"
-            else:
-                reason = "length" if len(tokens) >= params.max_new_tokens else "stop"
+            if watcher is not None and not cancelled:
+                self.emit_final(watcher.rows[r], text, batch.on_text, batch.indices[r])
+            reason = finish_reason(
+                cancelled=cancelled, stopped=ended or hit, produced=len(tokens), max_new_tokens=params.max_new_tokens
+            )
             logprobs = None
             if logits is not None:
                 logprobs = []
@@ -268,34 +219,17 @@ class TorchCausalLM(GenerativePipeline):
         return results
 
     # ---- the contract ------------------------------------------------------------------------
-    def generate(
+    def generate_batch(
         self,
-        prompts: Sequence[Prompt],
-        params: GenerationParams | Sequence[GenerationParams],
-        *,
-        batch_size: int = 1,
-        on_text: Callable[[int, str], None] | None = None,
-        is_cancelled: Callable[[int], bool] | None = None,
-        adapter: str | None = None,
+        prompts: list[Prompt],
+        params: GenerationParams,
+        indices: list[int],
+        on_text: Callable[[int, str], None] | None,
+        is_cancelled: Callable[[int], bool] | None,
     ) -> list[Generation]:
-        per_prompt = [params] * len(prompts) if isinstance(params, GenerationParams) else list(params)
-        if len(per_prompt) != len(prompts):
-            raise I_BAD_PARAM.error(f"{len(prompts)} prompts but {len(per_prompt)} generation params")
-        groups: dict[GenerationParams, list[int]] = {}
-        for i, p in enumerate(per_prompt):
-            groups.setdefault(p, []).append(i)
-        results: list[Generation | None] = [None] * len(prompts)
-        batch_size = max(1, int(batch_size))
-        with self._lock, self._adapter(adapter):
-            for group_params, indices in groups.items():
-                for s in range(0, len(indices), batch_size):
-                    chunk = indices[s : s + batch_size]
-                    batch = self.preprocess([prompts[i] for i in chunk], group_params, chunk)
-                    batch.on_text, batch.is_cancelled = on_text, is_cancelled
-                    out = self.postprocess(self.forward(batch, group_params), group_params, batch)
-                    for i, generation in zip(chunk, out, strict=True):
-                        results[i] = generation
-        return results  # type: ignore[return-value]
+        batch = self.preprocess(prompts, params, indices)
+        batch.on_text, batch.is_cancelled = on_text, is_cancelled
+        return self.postprocess(self.forward(batch, params), params, batch)
 
     def _adapter(self, name: str | None):
         import contextlib
@@ -326,8 +260,7 @@ class TorchCausalLM(GenerativePipeline):
         with self._lock:
             self.model = load_adapter(self.model, path, name)
 
-    def _logits(self, rows: list[list[int]]) -> Any:
-        """Log-softmax over right-padded rows: shape (batch, width, vocab), float32."""
+    def log_probs(self, rows: list[list[int]]) -> Any:
         torch = import_torch()
         width = max(len(r) for r in rows)
         ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
@@ -339,60 +272,6 @@ class TorchCausalLM(GenerativePipeline):
             logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
         return torch.log_softmax(logits.float(), dim=-1)
 
-    def _context_prefix(self) -> list[int]:
-        bos = self.tokenizer.bos_token_id
-        return [bos] if bos is not None else list(self.eos_ids[:1])
-
-    def _encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
-        # like lm-evaluation-harness: trailing spaces of the context belong to the continuation
-        spaces = len(context) - len(context.rstrip())
-        if spaces:
-            context, continuation = context[:-spaces], context[-spaces:] + continuation
-        if not context:
-            prefix = self._context_prefix()
-            return prefix, list(self.tokenizer(continuation, add_special_tokens=False)["input_ids"])
-        whole = list(self.tokenizer(context + continuation)["input_ids"])
-        ctx = list(self.tokenizer(context)["input_ids"])
-        if whole[: len(ctx)] != ctx:
-            return ctx, list(self.tokenizer(continuation, add_special_tokens=False)["input_ids"])
-        return ctx, whole[len(ctx) :]
-
-    def loglikelihood(self, requests: Sequence[tuple[str, str]], *, batch_size: int = 1) -> list[tuple[float, bool]]:
-        torch = import_torch()
-        pairs = [self._encode_pair(c, x) for c, x in requests]
-        limit = (self.max_length or 10**9) + 1
-        results: list[tuple[float, bool]] = []
-        batch_size = max(1, int(batch_size))
-        with self._lock:
-            for s in range(0, len(pairs), batch_size):
-                chunk = pairs[s : s + batch_size]
-                rows = [(ctx + cont)[-limit:][:-1] for ctx, cont in chunk]
-                logprobs = self._logits(rows)
-                for i, (_ctx, cont) in enumerate(chunk):
-                    if not cont:
-                        results.append((0.0, True))
-                        continue
-                    end = len(rows[i])
-                    positions = logprobs[i, end - len(cont) : end]
-                    target = torch.tensor(cont, device=positions.device)
-                    total = positions.gather(1, target[:, None]).sum().item()
-                    greedy = bool((positions.argmax(dim=-1) == target).all().item())
-                    results.append((float(total), greedy))
-        return results
-
-    def prompt_logprobs(self, prompts: Sequence[Prompt], top_logprobs: int = 0) -> list[list[TokenLogprob]]:
-        out = []
-        with self._lock:
-            for prompt in prompts:
-                ids = self.encode(prompt)
-                logprobs = self._logits([ids])[0]
-                items = [TokenLogprob(self.tokenizer.decode([ids[0]]), ids[0], None)]
-                for t in range(1, len(ids)):
-                    step = logprobs[t - 1]
-                    top = []
-                    if top_logprobs:
-                        values, tops = step.topk(top_logprobs)
-                        top = [(self.tokenizer.decode([i]), float(v)) for v, i in zip(values.tolist(), tops.tolist())]
-                    items.append(TokenLogprob(self.tokenizer.decode([ids[t]]), ids[t], float(step[ids[t]]), top))
-                out.append(items)
-        return out
+    def top_tokens(self, step: Any, k: int) -> list[tuple[int, float]]:
+        values, ids = step.topk(k)
+        return [(int(i), float(v)) for v, i in zip(values.tolist(), ids.tolist())]
