@@ -1,20 +1,29 @@
-"""CLI start-up: `openmind list --json` and `openmind --help` vs `python -c pass`, same run."""
+"""CLI start-up: `openmind list --json` and `openmind --help` vs `python -c pass`, same run.
+
+Measured as users run it: with bytecode caching on (PYTHONDONTWRITEBYTECODE is dropped from the
+children's environment; a wheel install compiles bytecode, an editable one writes it on first
+run). With it set, every run recompiles each imported openmind module and the ratio measures the
+compiler, not openmind (12.7x vs 4.4x here).
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 import time
 
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
 
 def _time(cmd: list[str], repeat: int = 15) -> float:
-    subprocess.run(cmd, capture_output=True, check=False)  # warm the file cache
+    subprocess.run(cmd, capture_output=True, check=False, env=ENV)  # warm the file and bytecode caches
     samples = []
     for _ in range(repeat):
         start = time.perf_counter()
-        subprocess.run(cmd, capture_output=True, check=False)
+        subprocess.run(cmd, capture_output=True, check=False, env=ENV)
         samples.append(time.perf_counter() - start)
     return statistics.median(samples)
 

@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
+
+#: plugins every host loads before the entry points (core's own specs register through the same hooks)
+DEFAULT_PLUGINS = {"core": "openmind.core.builtins", "core-hub": "openmind.core.hub.plugin"}
 
 
-@dataclass(frozen=True)
-class EntryPointInfo:
+class EntryPointInfo(NamedTuple):
+    # a NamedTuple, not a dataclass: the CLI's fast path must not pay for importing dataclasses
     name: str
     value: str
     distribution: str
@@ -68,7 +71,7 @@ def discover(group: str) -> list[EntryPointInfo]:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(
-            json.dumps({"fingerprint": fingerprint, "entry_points": [e.__dict__ for e in found]}), encoding="utf-8"
+            json.dumps({"fingerprint": fingerprint, "entry_points": [e._asdict() for e in found]}), encoding="utf-8"
         )
         os.replace(tmp, path)
     except OSError:

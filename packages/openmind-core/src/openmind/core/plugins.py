@@ -18,15 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from openmind.core import errors as E
+from openmind.core.entrypoints import DEFAULT_PLUGINS
 from openmind.core.errors import Component, OpenMindError
 from openmind.core.registry import Registry
 from openmind.core.version import __version__
 
 ENTRY_POINT_GROUP = "openmind"
 CORE_COMPONENT = Component("openmind-core", __version__, "core")
-
-#: core's own plugins, registered through the same hooks as everyone else's.
-DEFAULT_PLUGINS = {"core": "openmind.core.builtins", "core-hub": "openmind.core.hub.plugin"}
 
 #: registration hook name -> spec kind it registers
 REGISTRATION_HOOKS = (

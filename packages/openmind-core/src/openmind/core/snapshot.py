@@ -6,6 +6,12 @@ is saved as JSON together with what it was built from: the entry-point fingerpri
 ``openmind`` / plugin module file imported while building (editable installs change files, not
 directories), the default plugins and the allow/block environment variables. Any difference
 and the snapshot is ignored and rebuilt. ``OPENMIND_NO_REGISTRY_CACHE=1`` bypasses it.
+
+Two more things are kept beside the specs, valid under the same key: the commands' names and
+help lines (``openmind --help`` reads them without building a registry: no spec classes, no
+plugin host), and the status of every requirement string the specs name (``openmind list``
+shows them without scanning installed distributions; installing or removing one changes a
+``sys.path`` directory's mtime, hence the key).
 """
 
 from __future__ import annotations
@@ -15,12 +21,12 @@ import json
 import os
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from openmind.core.errors import Component, OpenMindError
-from openmind.core.registry import Registry
+if TYPE_CHECKING:
+    from openmind.core.registry import Registry
 
-VERSION = 1
+VERSION = 2
 
 
 def _path():
@@ -77,7 +83,10 @@ def _tuples(value: Any) -> Any:
 def save(registry: Registry, files: dict[str, int], defaults: dict[str, str]) -> None:
     if _disabled():
         return
+    from openmind.core.requirements import check
+
     specs = [spec.to_dict() for kind in registry._specs for spec in registry.all(kind)]
+    requirements = sorted({r for kind in registry._specs for spec in registry.all(kind) for r in spec.requires})
     data = {
         "key": _key(defaults),
         "files": files,
@@ -86,6 +95,7 @@ def save(registry: Registry, files: dict[str, int], defaults: dict[str, str]) ->
             dict(p.to_dict(), cls=type(p).__name__, component=_component(p.component)) for p in registry.problems
         ],
         "plugins": [p.to_dict() for p in registry.plugin_infos],
+        "requirements": {r: [check(r).installed, check(r).satisfied] for r in requirements},
     }
     path = _path()
     try:
@@ -97,14 +107,18 @@ def save(registry: Registry, files: dict[str, int], defaults: dict[str, str]) ->
         pass
 
 
-def _component(c: Component | None) -> dict | None:
+def _component(c: Any) -> dict | None:
     return {"distribution": c.distribution, "version": c.version, "plugin": c.plugin} if c else None
 
 
-def load(defaults: dict[str, str]) -> Registry | None:
-    """The snapshot's registry, or ``None`` when absent, stale or unreadable."""
+def load_data(defaults: dict[str, str]) -> dict | None:
+    """The snapshot as saved (plain JSON data), or ``None`` when absent, stale or unreadable."""
     if _disabled():
         return None
+    return _read(defaults)
+
+
+def _read(defaults: dict[str, str]) -> dict | None:
     try:
         data = json.loads(_path().read_text(encoding="utf-8"))
         if data["key"] != _key(defaults):
@@ -112,14 +126,54 @@ def load(defaults: dict[str, str]) -> Registry | None:
         for path, mtime in data["files"].items():
             if os.stat(path).st_mtime_ns != mtime:
                 return None
-        return _rebuild(data)
+        return data
     except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def load(defaults: dict[str, str]) -> Registry | None:
+    """The snapshot's registry, or ``None`` when absent, stale or unreadable."""
+    data = load_data(defaults)
+    if data is None:
+        return None
+    try:
+        registry = _rebuild(data)
+    except (ValueError, KeyError, TypeError):
+        return None
+    from openmind.core.requirements import preload
+
+    preload({r: (v[0], bool(v[1])) for r, v in data.get("requirements", {}).items()})
+    return registry
+
+
+def command_rows(defaults: dict[str, str]) -> list[dict] | None:
+    """``[{"name", "aliases", "help", "impl", "requires", "component"}]`` of every command, from a
+    valid snapshot (else ``None``), without building a registry (the CLI's parser needs no more)."""
+    data = load_data(defaults)
+    if data is None:
+        return None
+    try:
+        return [
+            {
+                "name": s["name"],
+                "aliases": list(s.get("aliases", ())),
+                "help": s.get("help", ""),
+                "impl": s["impl"],
+                "requires": list(s.get("requires", ())),
+                "component": s.get("component"),
+            }
+            for s in data["specs"]
+            if s["kind"] == "command"
+        ]
+    except (KeyError, TypeError):
         return None
 
 
 def _rebuild(data: dict) -> Registry:
     from openmind.core import errors as E
+    from openmind.core.errors import Component, OpenMindError
     from openmind.core.plugins import PluginInfo
+    from openmind.core.registry import Registry
     from openmind.core.specs import SPEC_KINDS
 
     registry = Registry()

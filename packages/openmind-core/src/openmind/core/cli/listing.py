@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from openmind.core.cli.command import Command
-from openmind.core.registry import Registry
-from openmind.core.requirements import check
-from openmind.core.specs import Spec
+from openmind.core.requirements import RequirementStatus, check, requirement_name
 from openmind.core.tables import markdown_table, text_table
+
+if TYPE_CHECKING:
+    from openmind.core.registry import Registry
+    from openmind.core.specs import Spec
 
 KINDS = {
     "tasks": "task",
@@ -154,6 +157,12 @@ def plugin_rows():
     return headers, rows
 
 
+def _dump(out: dict) -> None:
+    # indented for people at a terminal; compact (C encoder, ~5x faster) when piped to a program
+    # (json.dumps, not json.dump: only a one-shot encode without indent uses the C encoder)
+    print(json.dumps(out, indent=2 if sys.stdout.isatty() else None, default=str))
+
+
 def as_json(registry: Registry, sections: list[str], framework: str | None) -> dict:
     out: dict = {}
     for section in sections:
@@ -174,6 +183,40 @@ def as_json(registry: Registry, sections: list[str], framework: str | None) -> d
     return out
 
 
+def as_json_data(data: dict, sections: list[str], framework: str | None) -> dict | None:
+    """:func:`as_json` from the registry snapshot's plain data (see :mod:`openmind.core.snapshot`):
+    the same output without building a registry, which keeps ``openmind list --json`` fast.
+    ``None`` when the snapshot records registry problems (the registry path reports them)."""
+    if data.get("problems"):
+        return None
+    by_kind: dict[str, list[dict]] = {}
+    for spec in data["specs"]:
+        by_kind.setdefault(spec["kind"], []).append(spec)
+    statuses = data.get("requirements", {})
+
+    def status(req: str) -> dict:
+        known = statuses.get(req)
+        if known is None:
+            return check(req).to_dict()
+        return RequirementStatus(req, requirement_name(req), known[0], bool(known[1])).to_dict()
+
+    out: dict = {}
+    for section in sections:
+        if section == "plugins":
+            out["plugins"] = data["plugins"]
+            continue
+        items = []
+        for spec in by_kind.get(KINDS[section], []):
+            if framework and spec.get("framework", framework) != framework:
+                continue
+            if framework and section == "models" and framework not in spec["frameworks"]:
+                continue
+            items.append(dict(spec, requirements=[status(r) for r in spec.get("requires", ())]))
+        out[section] = items
+    out["problems"] = []
+    return out
+
+
 class ListCommand(Command):
     description = (
         "Show everything registered by the installed openmind packages and plugins: which package "
@@ -188,13 +231,21 @@ class ListCommand(Command):
         parser.add_argument("--check", action="store_true", help="exit non-zero on any registry inconsistency")
 
     def run(self, args: argparse.Namespace) -> int:
+        sections = [args.what] if args.what else list(KINDS)
+        if args.json and not args.check:
+            from openmind.core import snapshot
+            from openmind.core.entrypoints import DEFAULT_PLUGINS
+
+            data = snapshot.load_data(DEFAULT_PLUGINS)
+            out = as_json_data(data, sections, args.framework) if data is not None else None
+            if out is not None:
+                _dump(out)
+                return 0
         from openmind.core.plugins import get_registry
 
         registry = get_registry()
-        sections = [args.what] if args.what else list(KINDS)
         if args.json:
-            json.dump(as_json(registry, sections, args.framework), sys.stdout, indent=2, default=str)
-            print()
+            _dump(as_json(registry, sections, args.framework))
         elif not args.check:
             render = markdown_table if args.markdown else text_table
             for section in sections:

@@ -2,16 +2,17 @@
 
 Verbs come from the registry (:class:`~openmind.core.specs.CommandSpec`), so a plugin adds a
 verb without touching this file. Only the verb being run is imported; ``openmind --help`` and
-``openmind list`` import no framework.
+``openmind list`` import no framework. ``openmind --help`` reads the command list straight from
+the registry snapshot (:func:`openmind.core.snapshot.command_rows`) and imports neither the
+registry nor the error catalogue unless something goes wrong.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import traceback
+from typing import Any
 
-from openmind.core.errors import A_UNKNOWN_KEY, OpenMindError
 from openmind.core.version import __version__
 
 PROG = "openmind"
@@ -33,13 +34,61 @@ add --debug to see the traceback."""
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse usage errors become coded errors
+        from openmind.core.errors import A_UNKNOWN_KEY
+
         raise A_UNKNOWN_KEY.error(f"{self.prog}: {message}", hint=f"See `{self.prog} --help`.")
 
 
-def build_parser(selected: str | None):
-    from openmind.core.plugins import get_registry
+class _Verb:
+    """One command as the parser needs it: from the snapshot's plain data (no registry, no spec
+    classes) or from a :class:`~openmind.core.specs.CommandSpec` when there is no snapshot."""
 
-    registry = get_registry()
+    def __init__(self, name: str, aliases: list[str], help: str, impl: str, requires: list[str], component: Any):
+        self.name, self.aliases, self.help = name, list(aliases), help
+        self.impl, self.requires, self.component = impl, tuple(requires), component
+
+    def load(self) -> Any:
+        from openmind.core.errors import Component
+        from openmind.core.lazy import import_string
+
+        component = self.component
+        if isinstance(component, dict):
+            component = Component(**component)
+        return import_string(self.impl, feature=f"command {self.name!r}", requires=self.requires, component=component)
+
+    @property
+    def own(self) -> bool:
+        """Registered by openmind-core itself (no plugin to blame for errors)."""
+        c = self.component
+        dist = c.get("distribution") if isinstance(c, dict) else getattr(c, "distribution", None)
+        return c is None or dist == "openmind-core"
+
+
+def verbs() -> list[_Verb]:
+    """Every command, sorted: from a valid registry snapshot when there is one (what keeps
+    ``openmind --help`` and ``openmind list`` from importing the registry), else the registry."""
+    from openmind.core import snapshot
+    from openmind.core.entrypoints import DEFAULT_PLUGINS
+
+    rows = snapshot.command_rows(DEFAULT_PLUGINS)
+    if rows is None:
+        from openmind.core.plugins import get_registry
+
+        rows = [
+            {
+                "name": s.name,
+                "aliases": s.aliases,
+                "help": s.help,
+                "impl": s.impl,
+                "requires": s.requires,
+                "component": s.component,
+            }
+            for s in get_registry().all("command")
+        ]
+    return sorted((_Verb(**row) for row in rows), key=lambda v: v.name)
+
+
+def build_parser(selected: str | None):
     parser = _Parser(
         prog=PROG,
         description=DESCRIPTION,
@@ -51,16 +100,15 @@ def build_parser(selected: str | None):
     parser.add_argument("--debug", action="store_true", help="print tracebacks of errors")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands = {}
-    for spec in sorted(registry.all("command"), key=lambda s: s.name):
-        is_selected = selected is not None and (selected == spec.name or selected in spec.aliases)
+    for verb in verbs():
+        is_selected = selected is not None and (selected == verb.name or selected in verb.aliases)
         if is_selected:
-            cls = spec.load()
-            command = cls()
+            command = verb.load()()
             sub = subparsers.add_parser(
-                spec.name,
-                aliases=list(spec.aliases),
-                help=spec.help,
-                description=command.description or spec.help,
+                verb.name,
+                aliases=verb.aliases,
+                help=verb.help,
+                description=command.description or verb.help,
                 epilog=command.epilog or None,
                 formatter_class=argparse.RawDescriptionHelpFormatter,
                 allow_abbrev=False,
@@ -69,9 +117,9 @@ def build_parser(selected: str | None):
             sub.add_argument(
                 "--debug", action="store_true", default=argparse.SUPPRESS, help="print tracebacks of errors"
             )
-            commands[spec.name] = (spec, command)
+            commands[verb.name] = (verb, command)
         else:
-            subparsers.add_parser(spec.name, aliases=list(spec.aliases), help=spec.help, add_help=False)
+            subparsers.add_parser(verb.name, aliases=verb.aliases, help=verb.help, add_help=False)
     return parser, commands
 
 
@@ -83,6 +131,9 @@ def _first_positional(argv: list[str]) -> str | None:
 
 
 def report(exc: BaseException, debug: bool) -> int:
+    import traceback
+
+    from openmind.core.errors import OpenMindError
     from openmind.core.logs import write_log
 
     tb = "".join(traceback.format_exception(exc))
@@ -115,14 +166,15 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help()
             return 0
         name = args.command
-        for spec, command in commands.values():
-            if name == spec.name or name in spec.aliases:
-                import contextlib
-
+        for verb, command in commands.values():
+            if name == verb.name or name in verb.aliases:
+                if verb.own:
+                    return int(command.run(args) or 0)
+                from openmind.core.errors import Component
                 from openmind.core.plugins import attributed
 
-                own = spec.component is None or spec.component.distribution == "openmind-core"
-                with contextlib.nullcontext() if own else attributed(spec.component):
+                c = verb.component
+                with attributed(Component(**c) if isinstance(c, dict) else c):
                     return int(command.run(args) or 0)
         parser.error(f"unknown command {name!r}")
         return 2
@@ -131,9 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except OpenMindError as exc:
-        return report(exc, debug)
-    except Exception as exc:  # noqa: BLE001 - last-resort reporting
+    except Exception as exc:  # noqa: BLE001 - coded errors and last-resort reporting alike
         return report(exc, debug)
 
 
