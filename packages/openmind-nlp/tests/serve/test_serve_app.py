@@ -207,6 +207,21 @@ def test_concurrent_requests_are_batched_and_each_gets_its_own_answer():
     assert sum(engine.batches) == 16
 
 
+def test_a_lone_client_never_waits_for_a_batch_to_fill():
+    # the batching window only holds a batch open for clients of the previous batch that have not
+    # come back yet: one client in a loop must not pay it on every request (here 3 s, so any wait
+    # shows; 6 sequential requests take well under one window)
+    engine = ScriptedEngine(step_s=0.001)
+    with serve(engine, max_batch_size=8, batch_wait_ms=3000) as s:
+        post(s, "/v1/chat/completions", {"messages": [{"role": "user", "content": "warm"}]})  # the first may wait
+        start = time.perf_counter()
+        for i in range(6):
+            r = post(s, "/v1/chat/completions", {"messages": [{"role": "user", "content": f"one {i}"}]})
+            assert r.json()["choices"][0]["message"]["content"] == f"{i} eno"
+        assert time.perf_counter() - start < 3.0
+    assert engine.batches[-6:] == [1] * 6
+
+
 def test_queue_overflow_gives_429():
     engine = ScriptedEngine(step_s=0.02)
     with serve(engine, max_batch_size=1, batch_wait_ms=0, max_queue=2) as s:

@@ -150,8 +150,10 @@ class Scheduler:
                 await self._wakeup.wait()
             # wait (at most batch_wait) for the clients of the batch that just finished to come back:
             # clients in a steady loop send their next requests some ms apart, and closing the batch
-            # on the first ones would split the load into two half-full batches that alternate
-            target = min(self.max_batch_size, len(self._waiting) + self._last_size)
+            # on the first ones would split the load into two half-full batches that alternate. Once
+            # as many jobs wait as the last batch had, they are all back: go (a lone client never
+            # waits; more clients than last time means the load grew, and the batch grows with it)
+            target = min(self.max_batch_size, max(len(self._waiting), self._last_size))
             if self.batch_wait and len(self._waiting) < target:
                 deadline = time.perf_counter() + self.batch_wait
                 while len(self._waiting) < target and time.perf_counter() < deadline:
