@@ -437,7 +437,7 @@ class MindSporeTrainer:
                 params[name].set_data(Tensor(value, dtype=params[name].dtype))
         ms.load_param_into_net(optimizer, ms.load_checkpoint(str(latest / "optimizer.ckpt")))
         saved = json.loads((latest / "trainer_state.json").read_text(encoding="utf-8"))
-        logger.info("resuming from %s", latest)
+        print(f"resuming from {latest}", file=sys.stderr)  # as the PyTorch trainer says it
         return str(latest), int(saved["global_step"]), list(saved.get("log_history", []))
 
     # ---- launcher and export ---------------------------------------------------------------
