@@ -6,10 +6,13 @@ Variants, each in a fresh venv: (a) openmind-core alone, (b) core+nlp+data, (c) 
 with [pt,nlp]. Our wheels are installed with --no-index from DIST_DIR first (openmind-core on
 PyPI is an unrelated project: never let an index pick a same-named foreign package); then their
 third-party dependencies come from the configured indexes. `openmind list --check` runs in each.
+With $OPENMIND_UV (the uv binary; `nox -s wheels` sets it when nox has uv) the venvs are made and
+filled by uv, else by venv + pip.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import venv
@@ -39,9 +42,14 @@ def check_namespace(dist: Path) -> None:
 
 def variant(venvs: Path, name: str, dist: Path, constraints: str, ours: list[str], meta: str | None = None) -> None:
     env = venvs / name
-    venv.EnvBuilder(clear=True, with_pip=True).create(env)
     py = str(env / "bin" / "python")
-    pip = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    uv = os.environ.get("OPENMIND_UV")
+    if uv:
+        subprocess.run([uv, "venv", "-q", "--clear", "--python", sys.executable, str(env)], check=True)
+        pip = [uv, "pip", "install", "-q", "--python", py]
+    else:
+        venv.EnvBuilder(clear=True, with_pip=True).create(env)
+        pip = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     wheels = [str(wheel_for(dist, n)) for n in ours]
     subprocess.run([*pip, "--no-index", "--no-deps", *wheels], check=True)
     if meta:
