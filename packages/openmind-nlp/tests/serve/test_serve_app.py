@@ -290,3 +290,40 @@ def test_timeout_gives_504():
     with serve(ScriptedEngine(step_s=0.05), request_timeout=0.2) as s:
         r = post(s, "/v1/chat/completions", {"messages": [{"role": "user", "content": "y" * 50}], "max_tokens": 50})
     assert r.status_code == 504 and r.json()["error"]["code"] == "timeout"
+
+
+def test_server_connections_have_nagle_off():
+    # asyncio sets TCP_NODELAY only on sockets whose proto is IPPROTO_TCP; a listening socket made
+    # with proto 0 left Nagle on, and every keep-alive response then waited ~40 ms for a delayed ACK
+    import socket
+
+    from openmind.nlp.serve.server import bind_socket
+
+    async def main():
+        listener = bind_socket("127.0.0.1", 0)
+        seen = asyncio.get_running_loop().create_future()
+
+        class Probe(asyncio.Protocol):
+            def connection_made(self, transport):
+                sock = transport.get_extra_info("socket")
+                seen.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                transport.close()
+
+        server = await asyncio.get_running_loop().create_server(Probe, sock=listener)
+        reader, writer = await asyncio.open_connection(*listener.getsockname()[:2])
+        value = await asyncio.wait_for(seen, 10)
+        writer.close()
+        server.close()
+        return value
+
+    assert asyncio.run(main()) != 0
+
+
+def test_keep_alive_requests_are_not_delayed():
+    # the symptom itself: ten requests on one keep-alive connection (Nagle on: ~40 ms each)
+    with serve(ScriptedEngine()) as s, httpx.Client(base_url=s.url, timeout=30) as c:
+        c.get("/health")
+        start = time.perf_counter()
+        for _ in range(10):
+            assert c.get("/health").status_code == 200
+        assert time.perf_counter() - start < 0.35
