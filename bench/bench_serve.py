@@ -87,7 +87,7 @@ def run() -> list[dict]:
                 import httpx
 
                 before = httpx.get(url + "/health").json()
-                rates[(label, concurrency)] = asyncio.run(_load(url, concurrency, max(24, concurrency * 4)))
+                rates[(label, concurrency)] = asyncio.run(_load(url, concurrency, max(24, concurrency * 8)))
                 after = httpx.get(url + "/health").json()
                 sizes[(label, concurrency)] = (after["requests"] - before["requests"]) / max(
                     1, after["batches"] - before["batches"]

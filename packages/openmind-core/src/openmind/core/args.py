@@ -176,7 +176,9 @@ class DeployArguments:
     served_model_name: str | None = arg(None, "Name reported by /v1/models (default: the model folder name).")
     lora_adapters: list[str] = arg([], "Extra LoRA adapters served by name: name=path.")
     max_batch_size: int = arg(8, "Dynamic batching: most requests generated together.")
-    batch_wait_ms: float = arg(5.0, "Dynamic batching: how long to wait for more requests.")
+    batch_wait_ms: float = arg(
+        5.0, "Dynamic batching: the longest gap between arrivals to wait for (at most 4x in all); 0: never wait."
+    )
     max_queue: int = arg(256, "Bound of the request queue; beyond it requests get 429.")
     request_timeout: float = arg(300.0, "Seconds before a request is abandoned.")
     max_prompt_tokens: int = arg(8192, "Cap on prompt tokens.")

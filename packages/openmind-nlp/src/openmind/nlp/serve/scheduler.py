@@ -1,7 +1,8 @@
 """Dynamic batching with a bounded queue, cancellation and timeouts.
 
 Requests wait in one queue (bounded: :class:`QueueFull` -> HTTP 429). A single batching loop
-takes the oldest waiting job, waits up to ``batch_wait_ms`` for more, and runs up to
+takes the oldest waiting job, waits for the clients it expects (those of the last batch and those
+that arrived while it ran; gaps of at most ``batch_wait_ms``, 4x that in all), and runs up to
 ``max_batch_size`` jobs that share the engine's :meth:`~openmind.nlp.serve.engine.Engine.batch_key`
 as one batch on a worker thread (the model is used by one thread at a time). Jobs that arrive
 while a batch runs are batched together next time, so under load batches fill up by themselves.
@@ -21,6 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from openmind.nlp.serve.engine import Engine, Job, Result
+
+#: a job arriving later than this after a batch ended is a new client, not one coming back (seconds)
+COMEBACK_LIMIT = 0.25
 
 
 class QueueFull(Exception):
@@ -64,6 +68,13 @@ class Scheduler:
         self._task: asyncio.Task | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openmind-engine")
         self._last_size = self.max_batch_size
+        #: jobs that arrived while the last batch ran (other clients than the ones it served)
+        self._early = 0
+        #: when the last batch's results were handed out; None once a job arrived after that
+        self._finished_at: float | None = None
+        #: moving average of the time from a batch's end to the first job after it (how long a
+        #: served client takes to come back: response, its own work, request, parsing, tokenization)
+        self._comeback = 0.0
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -99,6 +110,11 @@ class Scheduler:
             self.stats.rejected += 1
             raise QueueFull(f"{len(self._waiting)} requests are waiting (bound {self.max_queue})")
         future: asyncio.Future = asyncio.get_running_loop().create_future()
+        if self._finished_at is not None:
+            seconds = time.perf_counter() - self._finished_at
+            if seconds < COMEBACK_LIMIT:  # later than that it is a new client, not a served one
+                self._comeback = seconds if not self._comeback else 0.8 * self._comeback + 0.2 * seconds
+            self._finished_at = None
         self._waiting.append((job, future))
         assert self._wakeup is not None
         self._wakeup.set()
@@ -148,18 +164,28 @@ class Scheduler:
             if not self._waiting:
                 self._wakeup.clear()
                 await self._wakeup.wait()
-            # wait (at most batch_wait) for the clients of the batch that just finished to come back:
-            # clients in a steady loop send their next requests some ms apart, and closing the batch
-            # on the first ones would split the load into two half-full batches that alternate. Once
-            # as many jobs wait as the last batch had, they are all back: go (a lone client never
-            # waits; more clients than last time means the load grew, and the batch grows with it)
-            target = min(self.max_batch_size, max(len(self._waiting), self._last_size))
+            # wait for the clients of the batch that just finished to come back: clients in a steady
+            # loop send their next requests some ms apart, and closing the batch on the first ones
+            # splits the load into two part-full batches that alternate for good. The clients to
+            # expect: those of the last batch plus those whose jobs arrived while it ran (they were
+            # not in it), so a lone client never waits. batch_wait is the longest gap between two
+            # arrivals worth waiting for (returns trickle in, each through HTTP, parsing and
+            # tokenization); the first of them may take as long as served clients usually take to
+            # come back (1.5x the measured average: on a busy 2-core machine ~50 ms through HTTP),
+            # and the whole wait ends 4 x batch_wait after that.
+            target = min(self.max_batch_size, self._early + self._last_size)
             if self.batch_wait and len(self._waiting) < target:
-                deadline = time.perf_counter() + self.batch_wait
-                while len(self._waiting) < target and time.perf_counter() < deadline:
+                now = time.perf_counter()
+                first = max(self.batch_wait, 1.5 * self._comeback)
+                deadline, cap = now + first, now + first + 4 * self.batch_wait
+                while len(self._waiting) < target and now < deadline:
+                    seen = len(self._waiting)
                     self._wakeup.clear()
                     with contextlib.suppress(asyncio.TimeoutError):
-                        await asyncio.wait_for(self._wakeup.wait(), max(0.0, deadline - time.perf_counter()))
+                        await asyncio.wait_for(self._wakeup.wait(), max(0.0, deadline - now))
+                    now = time.perf_counter()
+                    if len(self._waiting) > seen:  # someone came: give the others another gap
+                        deadline = min(cap, now + self.batch_wait)
             batch = self._take_batch()
             if not batch:
                 continue
@@ -182,3 +208,5 @@ class Scheduler:
                     future.set_exception(result)
                 else:
                     future.set_result(result)
+            self._early = len(self._waiting)
+            self._finished_at = time.perf_counter()
