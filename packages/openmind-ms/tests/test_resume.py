@@ -7,48 +7,17 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import sys
-import time
 
 import numpy as np
 import pytest
 from test_training import reversal_rows, write_jsonl
 
-from openmind.nlp.training.base import CHECKPOINT_MARKER
+from openmind.nlp.testing.resume import kill_after_checkpoint, plant_partial_checkpoint, resume, train_command
 
 
 def _cli(model, data, out, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "openmind.core.cli.main",
-        "train",
-        "--framework",
-        "ms",
-        "--model",
-        str(model),
-        "--dataset",
-        str(data),
-        "--finetuning-type",
-        "full",
-        "--output-dir",
-        str(out),
-        "--learning-rate",
-        "3e-3",
-        "--lr-scheduler-type",
-        "cosine",
-        "--warmup-ratio",
-        "0.1",
-        "--logging-steps",
-        "1",
-        "--report-to",
-        "none",
-        "--plot-loss",
-        "false",
-        *extra,
-    ]
+    return train_command(model, data, out, "--framework", "ms", *extra)
 
 
 def _weights(out):
@@ -75,27 +44,9 @@ def test_sigkill_then_resume_is_exact(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
 
     run = tmp_path / "run"
-    proc = subprocess.Popen(
-        _cli(model, data, run, *args), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    marker = run / "checkpoint-3" / CHECKPOINT_MARKER
-    deadline = time.time() + 900
-    while not marker.exists() and proc.poll() is None and time.time() < deadline:
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=60)
-    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
-    assert marker.exists() and not (run / "train_summary.json").exists()
-    # a kill while saving leaves a checkpoint without its marker: resume must not pick it
-    partial = run / "checkpoint-9"
-    partial.mkdir(exist_ok=True)
-    (partial / "model.safetensors").write_bytes(b"truncated")
-
-    resumed = subprocess.run(
-        _cli(model, data, run, *args, "--resume", "true"), env=env, capture_output=True, text=True, timeout=900
-    )
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert "resuming from" in resumed.stderr
+    kill_after_checkpoint(_cli(model, data, run, *args), env, run, step=3)
+    partial = plant_partial_checkpoint(run, step=9)
+    resume(_cli(model, data, run, *args), env)
     summary = json.loads((run / "train_summary.json").read_text())
     reference = json.loads((ref / "train_summary.json").read_text())
     assert summary["resumed_from"].endswith(("checkpoint-3", "checkpoint-6"))
@@ -106,4 +57,4 @@ def test_sigkill_then_resume_is_exact(tmp_path):
     assert set(got) == set(want)
     for name, value in want.items():
         assert np.abs(got[name].astype(np.float32) - value.astype(np.float32)).max() <= 1e-6, name
-    assert (run / "checkpoint-9" / CHECKPOINT_MARKER).is_file()  # rewritten, complete this time
+    assert partial.is_file()  # rewritten, complete this time

@@ -3,47 +3,18 @@
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
-import sys
-import time
 
 import pytest
 import torch
 from conftest import cli_env
 from safetensors.torch import load_file
 
-from openmind.nlp.training.base import CHECKPOINT_MARKER
+from openmind.nlp.testing.resume import kill_after_checkpoint, plant_partial_checkpoint, resume, train_command
 
 
 def _cli(tiny_dir, sft_file, out, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "openmind.core.cli.main",
-        "train",
-        "--model",
-        str(tiny_dir),
-        "--dataset",
-        str(sft_file),
-        "--finetuning-type",
-        "full",
-        "--output-dir",
-        str(out),
-        "--learning-rate",
-        "3e-3",
-        "--lr-scheduler-type",
-        "cosine",
-        "--warmup-ratio",
-        "0.1",
-        "--logging-steps",
-        "1",
-        "--report-to",
-        "none",
-        "--plot-loss",
-        "false",
-        *extra,
-    ]
+    return train_command(tiny_dir, sft_file, out, *extra)
 
 
 def _final(out):
@@ -66,27 +37,9 @@ def test_sigkill_then_resume_is_exact(tiny_dir, sft_file, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
 
     run = tmp_path / "run"
-    proc = subprocess.Popen(
-        _cli(tiny_dir, sft_file, run, *args), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
-    marker = run / "checkpoint-4" / CHECKPOINT_MARKER
-    deadline = time.time() + 600
-    while not marker.exists() and proc.poll() is None and time.time() < deadline:
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=60)
-    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
-    assert marker.exists() and not (run / "train_summary.json").exists()
-    # a kill during saving leaves a checkpoint without its marker: resume must not pick it
-    partial = run / "checkpoint-12"
-    partial.mkdir(exist_ok=True)
-    (partial / "model.safetensors").write_bytes(b"truncated")
-
-    resumed = subprocess.run(
-        _cli(tiny_dir, sft_file, run, *args, "--resume", "true"), env=env, capture_output=True, text=True, timeout=600
-    )
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert "resuming from" in resumed.stderr
+    kill_after_checkpoint(_cli(tiny_dir, sft_file, run, *args), env, run, step=4, timeout=600)
+    partial = plant_partial_checkpoint(run, step=12)
+    resume(_cli(tiny_dir, sft_file, run, *args), env, timeout=600)
     ref_summary, ref_weights = _final(ref)
     run_summary, run_weights = _final(run)
     assert run_summary["resumed_from"].endswith(("checkpoint-4", "checkpoint-8"))
@@ -95,7 +48,7 @@ def test_sigkill_then_resume_is_exact(tiny_dir, sft_file, tmp_path):
     assert _losses(run, 14) == pytest.approx(_losses(ref, 14), abs=1e-6)
     for name, value in ref_weights.items():
         assert torch.allclose(run_weights[name], value, atol=1e-6, rtol=0), name
-    assert (run / "checkpoint-12" / CHECKPOINT_MARKER).is_file()  # rewritten, complete this time
+    assert partial.is_file()  # rewritten, complete this time
 
 
 @pytest.mark.slow
