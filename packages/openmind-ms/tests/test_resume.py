@@ -11,9 +11,9 @@ import subprocess
 
 import numpy as np
 import pytest
-from test_training import reversal_rows, write_jsonl
 
 from openmind.nlp.testing.resume import kill_after_checkpoint, plant_partial_checkpoint, resume, train_command
+from openmind.nlp.testing.synthetic import reversal_rows, write_jsonl
 
 
 def _cli(model, data, out, *extra: str) -> list[str]:

@@ -6,7 +6,6 @@ chat format) to >= 90% held-out exact match through the chat pipeline, full and 
 from __future__ import annotations
 
 import json
-import random
 
 import numpy as np
 import pytest
@@ -14,26 +13,7 @@ import pytest
 import openmind
 from openmind.core.plugins import reset
 from openmind.nlp.testing.conformance import raises_code
-
-PROMPT = "Reverse {}"
-
-
-def reversal_rows(n: int, seed: int, lo: int = 4, hi: int = 6) -> list[dict]:
-    """The training suite's synthetic task (openmind-pt/tests/training/synthetic.py)."""
-    rng = random.Random(seed)
-    rows = []
-    for _ in range(n):
-        s = "".join(rng.choice("0123456789") for _ in range(rng.randint(lo, hi)))
-        rows.append(
-            {"messages": [{"role": "user", "content": PROMPT.format(s)}, {"role": "assistant", "content": s[::-1]}]}
-        )
-    return rows
-
-
-def write_jsonl(path, rows):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
+from openmind.nlp.testing.synthetic import learns, reversal_rows, write_jsonl
 
 
 def quick(**overrides):
@@ -194,84 +174,9 @@ def test_errors_before_the_first_step(tiny_dir, sft_file, tmp_path):
     assert not list(tmp_path.glob("*/checkpoint-*"))
 
 
-TASKS = {"Reverse": lambda s: s[::-1], "Rotate": lambda s: s[1:] + s[0]}
-
-
-def task_rows(task: str, n: int, seed: int, length: int = 5) -> list[dict]:
-    """The training suite's tasks (openmind-pt/tests/training/synthetic.py): ``Reverse 12345`` ->
-    ``54321``, ``Rotate 12345`` -> ``23451``."""
-    rng = random.Random(seed)
-    rows = []
-    for _ in range(n):
-        s = "".join(rng.choice("0123456789") for _ in range(length))
-        rows.append(
-            {"messages": [{"role": "user", "content": f"{task} {s}"}, {"role": "assistant", "content": TASKS[task](s)}]}
-        )
-    return rows
-
-
-def exact_match(rows, **pipeline_kwargs) -> float:
-    chat = openmind.pipeline("chat", framework="ms", **pipeline_kwargs)
-    outs = chat([r["messages"][:1] for r in rows], max_new_tokens=10, do_sample=False, batch_size=25)
-    return sum(o["content"].strip() == r["messages"][1]["content"] for o, r in zip(outs, rows, strict=True)) / len(rows)
-
-
-def held_out(task: str, train: list[dict], n: int = 100) -> list[dict]:
-    seen = {r["messages"][0]["content"] for r in train}
-    return [r for r in task_rows(task, 3 * n, seed=999) if r["messages"][0]["content"] not in seen][:n]
-
-
 @pytest.mark.slow
 def test_full_sft_then_lora_learn_through_the_chat_pipeline(tmp_path):
-    """The PyTorch suite's "it really learns" test (test_learns.py), same data and hyper-parameters, on MindSpore."""
+    """The PyTorch suite's "it really learns" procedure, same data and hyper-parameters, on MindSpore."""
     from openmind.pt.testing import tiny_llama
 
-    base = tiny_llama(tmp_path / "base", hidden_size=64, layers=2, heads=4)
-    reverse = task_rows("Reverse", 3000, seed=1)
-    test = held_out("Reverse", reverse)
-    assert exact_match(test, model=str(base)) <= 0.02
-    full = tmp_path / "full"
-    result = openmind.train(
-        None,
-        model=str(base),
-        dataset=[str(write_jsonl(tmp_path / "reverse.jsonl", reverse))],
-        finetuning_type="full",
-        output_dir=str(full),
-        **quick(
-            max_steps=400,
-            per_device_train_batch_size=16,
-            learning_rate=5e-3,
-            warmup_ratio=0.05,
-            lr_scheduler_type="cosine",
-        ),
-    )
-    assert result.final_loss < 0.2
-    assert exact_match(test, model=str(full)) >= 0.9
-
-    rotate = task_rows("Rotate", 2000, seed=5)
-    rotate_test = held_out("Rotate", rotate)
-    assert exact_match(rotate_test, model=str(full)) <= 0.05  # the base reverses instead
-    lora = tmp_path / "lora"
-    openmind.train(
-        None,
-        model=str(full),
-        dataset=[str(write_jsonl(tmp_path / "rotate.jsonl", rotate))],
-        finetuning_type="lora",
-        lora_rank=16,
-        output_dir=str(lora),
-        **quick(
-            max_steps=150,
-            per_device_train_batch_size=16,
-            learning_rate=1e-2,
-            warmup_ratio=0.05,
-            lr_scheduler_type="cosine",
-        ),
-    )
-    assert exact_match(rotate_test, model=str(full), adapter=str(lora)) >= 0.9
-    merged = tmp_path / "merged"
-    from openmind.core.cli.main import main
-
-    assert (
-        main(["export", "--model", str(full), "--adapter", str(lora), "--out", str(merged), "--framework", "ms"]) == 0
-    )
-    assert exact_match(rotate_test, model=str(merged)) >= 0.9
+    learns(tmp_path, tiny_llama(tmp_path / "base", hidden_size=64, layers=2, heads=4), framework="ms")

@@ -16,7 +16,12 @@ import pytest
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
-from synthetic import preference_rows, reversal_rows, reversal_text_rows, write_jsonl  # noqa: E402
+from openmind.nlp.testing.synthetic import (  # noqa: E402
+    preference_rows,
+    reversal_rows,
+    reversal_text_rows,
+    write_jsonl,
+)
 
 
 @pytest.fixture(autouse=True, scope="session")

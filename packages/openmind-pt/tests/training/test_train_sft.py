@@ -113,6 +113,28 @@ def test_lora_writes_an_adapter_with_group_targets(tiny_dir, sft_file, tmp_path,
     assert result.metrics["trainable_params"] < result.metrics["total_params"] / 10
 
 
+def test_lora_runs_are_reproducible_whatever_ran_before(tiny_dir, sft_file, tmp_path):
+    # LoRA matrices are initialised before the Trainer seeds: they must not depend on how much of
+    # the global random stream the process used before (it made "it learns" pass or fail by history)
+    adapters = []
+    for name, noise in (("a", 0), ("b", 1000)):
+        torch.rand(noise)
+        out = tmp_path / name
+        openmind.train(
+            None,
+            model=str(tiny_dir),
+            dataset=[str(sft_file)],
+            finetuning_type="lora",
+            lora_rank=4,
+            output_dir=str(out),
+            **quick(max_steps=2),
+        )
+        adapters.append(load_file(out / "adapter_model.safetensors"))
+    assert adapters[0].keys() == adapters[1].keys()
+    for key, value in adapters[0].items():
+        assert torch.equal(value, adapters[1][key]), key
+
+
 def test_gradient_accumulation_matches_the_big_batch(tiny_dir, sft_file, tmp_path):
     curves = []
     for name, bs, ga in (("big", 8, 1), ("acc", 4, 2)):

@@ -126,6 +126,11 @@ def load_tokenizer_and_template(args: Any, stage: str) -> Loaded:
 
 def load_model_into(loaded: Loaded, args: Any, stage: str) -> Loaded:
     """Load the model of ``loaded`` and apply the finetuning type."""
+    from transformers import set_seed
+
+    # seeded here, not only by the Trainer (which seeds later): LoRA matrices and value heads are
+    # initialised now, and without this a run's result depended on what the process did before
+    set_seed(args.training.seed)
     model = load_model(args, loaded.model_dir, stage, loaded.device)
     model = apply_finetuning(model, args, stage, loaded.group)
     loaded.model = model
