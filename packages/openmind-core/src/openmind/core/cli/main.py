@@ -47,14 +47,19 @@ class _Verb:
         self.name, self.aliases, self.help = name, list(aliases), help
         self.impl, self.requires, self.component = impl, tuple(requires), component
 
-    def load(self) -> Any:
+    def owner(self) -> Any:
+        """The registering component as a :class:`~openmind.core.errors.Component` (or ``None``);
+        built on demand, so ``--help`` never imports the error catalogue."""
         from openmind.core.errors import Component
+
+        return Component(**self.component) if isinstance(self.component, dict) else self.component
+
+    def load(self) -> Any:
         from openmind.core.lazy import import_string
 
-        component = self.component
-        if isinstance(component, dict):
-            component = Component(**component)
-        return import_string(self.impl, feature=f"command {self.name!r}", requires=self.requires, component=component)
+        return import_string(
+            self.impl, feature=f"command {self.name!r}", requires=self.requires, component=self.owner()
+        )
 
     @property
     def own(self) -> bool:
@@ -170,11 +175,9 @@ def main(argv: list[str] | None = None) -> int:
             if name == verb.name or name in verb.aliases:
                 if verb.own:
                     return int(command.run(args) or 0)
-                from openmind.core.errors import Component
                 from openmind.core.plugins import attributed
 
-                c = verb.component
-                with attributed(Component(**c) if isinstance(c, dict) else c):
+                with attributed(verb.owner()):
                     return int(command.run(args) or 0)
         parser.error(f"unknown command {name!r}")
         return 2
