@@ -28,7 +28,7 @@ The classes are not collected on their own (their names do not start with ``Test
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import pytest
 
@@ -45,6 +45,15 @@ CONVERSATIONS = [
     [{"role": "user", "content": "Zwei plus zwei ist"}],
     [{"role": "user", "content": "A much longer prompt with many many words in it, so that padding really matters."}],
 ]
+
+
+def backend_hook_missing(case: object, hook: str) -> NoReturn:
+    """Fail the test, naming the reference hook the backend's subclass did not provide."""
+    pytest.fail(
+        f"{type(case).__name__} does not define {hook}(): each backend's conformance subclass provides "
+        "the framework's own reference (see openmind.nlp.testing.conformance)",
+        pytrace=False,
+    )
 
 
 def raises_code(code: str):
@@ -81,11 +90,11 @@ class ChatConformance(Conformance):
 
     def reference_greedy(self, model_dir: str, prompt_ids: list[int], max_new_tokens: int) -> list[int]:
         """The framework's own greedy generate on ``prompt_ids``: the new token ids (EOS included)."""
-        raise NotImplementedError
+        backend_hook_missing(self, "reference_greedy")
 
     def reference_apply_chat_template(self, model_dir: str, messages: list[dict]) -> list[int]:
         """The tokenizer's own ``apply_chat_template(messages, add_generation_prompt=True)`` ids."""
-        raise NotImplementedError
+        backend_hook_missing(self, "reference_apply_chat_template")
 
     @pytest.fixture(scope="class")
     def chat(self, chat_model_dir):
@@ -237,7 +246,7 @@ class ChatConformance(Conformance):
 
 class TextGenerationConformance(Conformance):
     def reference_greedy(self, model_dir: str, prompt_ids: list[int], max_new_tokens: int) -> list[int]:
-        raise NotImplementedError
+        backend_hook_missing(self, "reference_greedy")
 
     @pytest.fixture(scope="class")
     def generator(self, chat_model_dir):
@@ -338,7 +347,7 @@ class Text2EmbConformance(Conformance):
 class TextClassificationConformance(Conformance):
     def reference_logits(self, model_dir: str, text: str) -> list[float]:
         """Sequence-classification logits of ``text`` from the framework directly."""
-        raise NotImplementedError
+        backend_hook_missing(self, "reference_logits")
 
     @pytest.fixture(scope="class")
     def classify(self, seq_cls_model_dir):
@@ -375,7 +384,7 @@ class TextClassificationConformance(Conformance):
 class TokenClassificationConformance(Conformance):
     def reference_token_logits(self, model_dir: str, text: str) -> tuple[list[list[float]], list[tuple[int, int]]]:
         """Per-token logits of ``text`` and each token's character span ((0, 0) for special tokens)."""
-        raise NotImplementedError
+        backend_hook_missing(self, "reference_token_logits")
 
     @pytest.fixture(scope="class")
     def tagger(self, token_cls_model_dir):
@@ -411,7 +420,7 @@ class TokenClassificationConformance(Conformance):
 class FillMaskConformance(Conformance):
     def reference_mask_logits(self, model_dir: str, text: str) -> list[float]:
         """Masked-LM logits at the mask position of ``text``."""
-        raise NotImplementedError
+        backend_hook_missing(self, "reference_mask_logits")
 
     @pytest.fixture(scope="class")
     def fill(self, masked_lm_model_dir):
