@@ -30,13 +30,26 @@ from openmind.core.errors import A_BAD_FILE, A_BAD_VALUE, A_UNKNOWN_KEY
 ARGS_FILE = "openmind_args.yaml"
 
 
-def arg(default: Any = None, help: str = "", choices: tuple | None = None, **kw: Any) -> Any:  # noqa: A002
+def arg(default: Any = None, help: str = "", choices: Any = None, **kw: Any) -> Any:  # noqa: A002
+    """A dataclass field of an argument group. ``choices``: a tuple, or a function returning one
+    (computed at use, e.g. from the registry)."""
     meta = {"help": help}
     if choices:
         meta["choices"] = choices
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda: type(default)(default), metadata=meta, **kw)
     return field(default=default, metadata=meta, **kw)
+
+
+def _choices(value: Any) -> tuple | None:
+    return tuple(value()) if callable(value) else value
+
+
+def framework_choices() -> tuple[str, ...]:
+    """``auto`` and every registered framework (see :mod:`openmind.core.frameworks`)."""
+    from openmind.core.frameworks import framework_choices as computed
+
+    return computed()
 
 
 @dataclass
@@ -48,7 +61,7 @@ class ModelArguments:
         None, "Hub to pull from (modelers, huggingface, modelscope, local); default from OPENMIND_HUB."
     )
     adapter: str | None = arg(None, "LoRA adapter folder (or a training run folder) to apply on top of the model.")
-    framework: str = arg("auto", "Framework: auto, pt (PyTorch) or ms (MindSpore).", ("auto", "pt", "ms"))
+    framework: str = arg("auto", "Framework: auto or a registered one (pt: PyTorch, ms: MindSpore).", framework_choices)
     device: str = arg("auto", "Device: auto, cpu, cuda[:N] or npu[:N].")
     dtype: str = arg(
         "auto",
@@ -207,12 +220,35 @@ GROUPS: dict[str, type] = {
 }
 
 
-def _key_index() -> dict[str, tuple[str, dataclasses.Field]]:
+def group_class(name: str) -> type:
+    """The dataclass of argument group ``name``: a built-in one (:data:`GROUPS`) or one a plugin
+    registered (:class:`~openmind.core.specs.ArgumentGroupSpec`). Unknown: OM-R004."""
+    if name in GROUPS:
+        return GROUPS[name]
+    from openmind.core.plugins import get_registry
+    from openmind.core.specs import ArgumentGroupSpec
+
+    spec = get_registry().get(ArgumentGroupSpec, name)
+    cls = spec.load()
+    if not dataclasses.is_dataclass(cls):
+        from openmind.core.errors import R_BAD_SPEC
+
+        raise R_BAD_SPEC.error(f"argument group {name!r}: {spec.impl} is not a dataclass", component=spec.component)
+    return cls
+
+
+def _key_index(extra: tuple[str, ...] | list[str] = ()) -> dict[str, tuple[str, dataclasses.Field]]:
+    """key -> (group, field) over the built-in groups and the registered ``extra`` ones; a key
+    defined in two groups is OM-A002 naming both (keys are one flat namespace)."""
     index: dict[str, tuple[str, dataclasses.Field]] = {}
-    for group, cls in GROUPS.items():
-        for f in dataclasses.fields(cls):
-            if f.name in index:  # pragma: no cover - guarded by a test
-                raise RuntimeError(f"argument {f.name!r} is defined in two groups")
+    names = list(GROUPS) + [g for g in extra if g not in GROUPS]
+    for group in names:
+        for f in dataclasses.fields(group_class(group)):
+            if f.name in index:
+                raise A_BAD_VALUE.error(
+                    f"argument {f.name!r} is defined by the {index[f.name][0]!r} and the {group!r} argument groups",
+                    hint="Keys of argument groups are one flat namespace: rename the key in the plugin's group.",
+                )
             index[f.name] = (group, f)
     return index
 
@@ -264,6 +300,7 @@ def _type_hints(cls: type) -> dict[str, Any]:
 
 def convert(key: str, value: Any, tp: Any, choices: tuple | None = None, where: str | None = None) -> Any:
     """Convert a YAML or command-line value to the field's type, or raise OM-A002."""
+    choices = _choices(choices)
     inner, optional = _strip(tp)
     try:
         if value is None or (optional and isinstance(value, str) and value.lower() in ("none", "null")):
@@ -386,8 +423,8 @@ def parse(
     (``--key value`` tokens or a mapping). Keys of other known groups are ignored when they come
     from ``base`` and rejected (with the group that owns them) when given explicitly.
     """
-    index = _key_index()
-    wanted = {g: GROUPS[g] for g in groups}
+    index = _key_index(groups)
+    wanted = {g: group_class(g) for g in groups}
     values: dict[str, tuple[Any, str | None]] = {}
     for key, value in (base or {}).items():
         if key in index and index[key][0] in wanted:
@@ -453,7 +490,7 @@ def add_to_parser(parser: Any, groups: list[str] | tuple[str, ...]) -> None:
     import argparse
 
     for name in groups:
-        cls = GROUPS[name]
+        cls = group_class(name)
         section = parser.add_argument_group(f"{name} arguments")
         hints = _type_hints(cls)
         for f in dataclasses.fields(cls):
@@ -470,7 +507,7 @@ def add_to_parser(parser: Any, groups: list[str] | tuple[str, ...]) -> None:
                     else "VALUE"
                 )
             )
-            choices = f.metadata.get("choices")
+            choices = _choices(f.metadata.get("choices"))
             text = f.metadata.get("help", "")
             if choices:
                 text += f" {{{', '.join(map(str, choices))}}}"

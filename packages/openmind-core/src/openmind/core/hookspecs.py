@@ -32,12 +32,16 @@ import pluggy
 
 if TYPE_CHECKING:
     from openmind.core.specs import (
+        ArgumentGroupSpec,
         CommandSpec,
         DatasetSpec,
+        EvalKindSpec,
+        FrameworkSpec,
         HubSpec,
         ModelGroupSpec,
         PipelineSpec,
         PipelineWrapperSpec,
+        RouteSpec,
         TaskSpec,
         TemplateSpec,
         TrainerSpec,
@@ -137,6 +141,45 @@ def openmind_register_commands(register: Callable[[CommandSpec], None]) -> None:
     """Register CLI verbs. ``openmind --help`` lists them without importing their implementation.
 
     :param register: call with one :class:`~openmind.core.specs.CommandSpec` per verb.
+    :returns: nothing.
+    """
+
+
+@hookspec
+def openmind_register_frameworks(register: Callable[[FrameworkSpec], None]) -> None:
+    """Register frameworks (``pt``, ``ms`` come from openmind-core through this same hook).
+
+    ``FRAMEWORKS``-like lists, ``framework="auto"``, the ``framework`` argument's choices and
+    availability checks are all computed from these specs.
+
+    :param register: call with one :class:`~openmind.core.specs.FrameworkSpec` per framework.
+    :returns: nothing.
+    """
+
+
+@hookspec
+def openmind_register_argument_groups(register: Callable[[ArgumentGroupSpec], None]) -> None:
+    """Register unified argument groups; their flags appear in ``--help`` of the verbs they name.
+
+    :param register: call with one :class:`~openmind.core.specs.ArgumentGroupSpec` per group.
+    :returns: nothing.
+    """
+
+
+@hookspec
+def openmind_register_routes(register: Callable[[RouteSpec], None]) -> None:
+    """Register HTTP routes of the serving app (``openmind deploy``, native backend).
+
+    :param register: call with one :class:`~openmind.core.specs.RouteSpec` per (path, methods).
+    :returns: nothing.
+    """
+
+
+@hookspec
+def openmind_register_eval_kinds(register: Callable[[EvalKindSpec], None]) -> None:
+    """Register kinds of evaluation tasks (how an evaluation item is scored).
+
+    :param register: call with one :class:`~openmind.core.specs.EvalKindSpec` per kind.
     :returns: nothing.
     """
 

@@ -109,6 +109,7 @@ def build_parser(selected: str | None):
         is_selected = selected is not None and (selected == verb.name or selected in verb.aliases)
         if is_selected:
             command = verb.load()()
+            command.verb = verb.name
             sub = subparsers.add_parser(
                 verb.name,
                 aliases=verb.aliases,
