@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from openmind.core.errors import A_BAD_FILE, A_BAD_VALUE, A_UNKNOWN_KEY
+from openmind.core.pipelines.base import DEFAULT_MAX_NEW_TOKENS
 
 ARGS_FILE = "openmind_args.yaml"
 
@@ -155,7 +156,7 @@ class TrainingArguments:
 
 @dataclass
 class GenerationArguments:
-    max_new_tokens: int = arg(512, "Maximum new tokens.")
+    max_new_tokens: int = arg(DEFAULT_MAX_NEW_TOKENS, "Maximum new tokens.")
     do_sample: bool | None = arg(None, "Sample instead of greedy decoding (default: sample when temperature > 0).")
     temperature: float | None = arg(None, "Sampling temperature (0 = greedy).")
     top_p: float | None = arg(None, "Nucleus sampling.")
