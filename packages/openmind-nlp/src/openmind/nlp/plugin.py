@@ -9,9 +9,14 @@ from openmind.core.hookspecs import hookimpl
 from openmind.core.specs import CommandSpec, PipelineWrapperSpec, TaskSpec
 from openmind.nlp import errors  # noqa: F401  (declares the OM-I1xx / OM-M1xx codes for the catalogue)
 
+#: ``capabilities`` (see :class:`~openmind.core.specs.TaskSpec`): ``generative`` tasks take the
+#: generation arguments, ``chat`` tasks render messages through a template (template arguments),
+#: ``embedding`` tasks are served on ``/v1/embeddings``. CLI verbs and the server read these
+#: instead of keeping task lists of their own.
 INFERENCE_TASKS = (
     TaskSpec(
         name="chat",
+        capabilities=("generative", "chat"),
         aliases=("chat-completion", "conversational"),
         description="Messages in, assistant message out (system prompt, history, streaming).",
         input_schema="list[{role, content}] | str",
@@ -19,6 +24,7 @@ INFERENCE_TASKS = (
     ),
     TaskSpec(
         name="text-generation",
+        capabilities=("generative",),
         aliases=("text_generation", "causal-lm"),
         description="Continue a text prompt.",
         input_schema="str | list[str]",
@@ -26,6 +32,7 @@ INFERENCE_TASKS = (
     ),
     TaskSpec(
         name="text2emb",
+        capabilities=("embedding",),
         aliases=("feature-extraction", "sentence-embedding", "embedding"),
         description="Sentence embeddings with pooling and normalisation.",
         input_schema="str | list[str]",
@@ -54,12 +61,14 @@ INFERENCE_TASKS = (
     ),
     TaskSpec(
         name="summarization",
+        capabilities=("generative", "chat"),
         description="Summarise a text (a chat-style instruction task on chat models).",
         input_schema="str",
         output_schema="{summary_text}",
     ),
     TaskSpec(
         name="translation",
+        capabilities=("generative", "chat"),
         description="Translate a text (a chat-style instruction task on chat models).",
         input_schema="str",
         output_schema="{translation_text}",
