@@ -34,6 +34,6 @@ def openmind_register_eval_kinds(register):
             name="generation",
             impl="openmind.nlp.eval.runner:run_generation",
             capability="generative",
-            description="generate greedily, then score with a metric (exact_match, regex, contains, rouge)",
+            description="generate greedily, then score with a metric (exact_match, regex, rouge)",
         )
     )
