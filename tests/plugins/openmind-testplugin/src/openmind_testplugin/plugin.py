@@ -1,5 +1,13 @@
 from openmind.core.hookspecs import hookimpl
-from openmind.core.specs import DatasetSpec, ModelGroupSpec, TaskSpec, TemplateSpec
+from openmind.core.specs import (
+    DatasetFormatSpec,
+    DatasetSpec,
+    ModelGroupSpec,
+    TaskSpec,
+    TemplateSpec,
+    TrainerSpec,
+    TrainerWrapperSpec,
+)
 
 
 @hookimpl
@@ -29,3 +37,35 @@ def openmind_register_templates(register):
 @hookimpl
 def openmind_register_datasets(register):
     register(DatasetSpec(name="poems", task="poem-sft", columns=("topic", "poem")))
+
+
+@hookimpl
+def openmind_register_dataset_formats(register):
+    register(
+        DatasetFormatSpec(
+            name="poems",
+            produces="openai",
+            columns=("topic", "poem"),
+            impl="openmind_testplugin.training:poem_to_messages",
+            description="topic + poem rows, converted to a user/assistant conversation.",
+        )
+    )
+
+
+@hookimpl
+def openmind_register_trainer_wrappers(register):
+    register(TrainerWrapperSpec(task="poem-sft", impl="openmind_testplugin.training:PoemSFTWrapper"))
+
+
+@hookimpl
+def openmind_register_trainers(register):
+    register(
+        TrainerSpec(
+            task="poem-sft",
+            framework="pt",
+            impl="openmind.pt.training.trainers:SFTTrainer",
+            requires=("torch>=2.1", "transformers>=4.45", "openmind-pt"),
+            finetuning_types=("full", "lora"),
+            description="openmind-pt's SFT trainer on poems rows.",
+        )
+    )
