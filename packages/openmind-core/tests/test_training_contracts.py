@@ -147,3 +147,11 @@ def test_training_contracts_import_no_framework():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_unknown_or_inference_stage_is_the_parsers_coded_error():
+    host = _host(TaskSpec(name="chat"), TaskSpec(name="sft", kind_of="training"))
+    for bad in ("chat", "no-such-stage"):
+        with pytest.raises(OpenMindError) as info:
+            wrapper_for(bad, host.registry)
+        assert info.value.code == "OM-A002" and "sft" in info.value.message

@@ -49,6 +49,10 @@ def wrapper_for(stage: str, registry: Any = None):
         from openmind.core.plugins import get_registry
 
         registry = get_registry()
+    stages = training_stages(registry)
+    if stage not in stages:  # the same answer as the argument parser's for --stage
+        listed = ", ".join(stages) or "(none registered: install the package that provides them)"
+        raise A_BAD_VALUE.error(f"stage: {stage!r} is not one of {listed}", location="stage")
     task = registry.task(stage)
     spec = registry.find("trainer-wrapper", task.name)
     missing = []
