@@ -128,3 +128,26 @@ def test_old_import_path_still_resolves():
     from openmind.pt.training import adapters as moved
 
     assert adapters.torch_collator is moved.torch_collator and adapters.trl_preference is moved.trl_preference
+
+
+def test_trl_preference_layout(tmp_path):
+    """Prepared preference rows -> trl's columns: the shared prompt, then each answer (moved from openmind-data)."""
+    import json
+
+    from openmind.core.args import DataArguments
+    from openmind.data import prepare
+    from openmind.nlp.templates import load_template
+    from openmind.nlp.testing.assets import llama2_tokenizer
+    from openmind.pt.training.adapters import trl_preference
+
+    tok, template = llama2_tokenizer(), load_template("llama2")
+    pref = tmp_path / "p.jsonl"
+    pref.write_text(json.dumps({"prompt": "2+2?", "chosen": "It is 4.", "rejected": "It is 5."}) + "\n")
+    args = DataArguments(dataset=[str(pref)], data_cache_dir=str(tmp_path / "cache"))
+    row = prepare(args, tok, template, stage="dpo").train[0]
+    trl = trl_preference(prepare(args, tok, template, stage="dpo").train, "dpo")[0]
+    assert trl["prompt_ids"] + trl["chosen_ids"] == row["chosen_input_ids"]
+    assert trl["prompt_ids"] + trl["rejected_ids"] == row["rejected_input_ids"]
+    assert tok.decode(trl["chosen_ids"]) == "It is 4. </s>"
+    rm = trl_preference(prepare(args, tok, template, stage="rm").train, "rm")
+    assert rm[0]["chosen_ids"] == row["chosen_input_ids"]
