@@ -74,7 +74,7 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
             "rouge-score",
         ],
     ),
-    "data": (["core", "nlp", "data"], ["wordllama", "psutil", "torch"]),
+    "data": (["core", "nlp", "data"], ["wordllama", "psutil"]),  # no framework: openmind-data imports none
     "mm": (["core", "mm"], []),
     "pt": (
         ["core", "nlp", "data", "pt"],

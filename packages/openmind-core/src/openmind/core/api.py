@@ -163,8 +163,9 @@ def train(config: str | os.PathLike | dict | None = None, **overrides: Any) -> A
         or (A.load_file(config).get("stage") if isinstance(config, (str, os.PathLike)) else (config or {}).get("stage"))
         or "sft"
     )
-    registry = get_registry()
-    wrapper = registry.get("trainer-wrapper", registry.task(stage).name)
+    from openmind.core.training.wrapper import wrapper_for
+
+    wrapper = wrapper_for(stage)  # OM-T012 for a registered training task nothing can train
     cls = wrapper.load()
     with attributed(wrapper.component):
         return cls.from_config(config, **overrides)

@@ -31,9 +31,14 @@ from openmind.core.pipelines.base import DEFAULT_MAX_NEW_TOKENS
 ARGS_FILE = "openmind_args.yaml"
 
 
-def arg(default: Any = None, help: str = "", choices: Any = None, **kw: Any) -> Any:  # noqa: A002
-    """A dataclass field of an argument group. ``choices``: a tuple, or a function returning one
-    (computed at use, e.g. from the registry)."""
+def arg(
+    default: Any = None,
+    help: str = "",  # noqa: A002
+    choices: tuple | typing.Callable[[], tuple] | None = None,
+    **kw: Any,
+) -> Any:
+    """A dataclass field of an argument group. ``choices`` is a tuple, or a function returning one
+    (computed from the registry when needed, so a plugin can add choices, e.g. training stages)."""
     meta = {"help": help}
     if choices:
         meta["choices"] = choices
@@ -51,6 +56,25 @@ def framework_choices() -> tuple[str, ...]:
     from openmind.core.frameworks import framework_choices as computed
 
     return computed()
+
+
+def choices_of(f: dataclasses.Field) -> tuple | None:
+    """The choices of an argument field (calling a computed one)."""
+    choices = f.metadata.get("choices")
+    return tuple(choices()) if callable(choices) else choices
+
+
+def _training_stages() -> tuple[str, ...]:
+    from openmind.core.training.wrapper import training_stages
+
+    return training_stages()
+
+
+def _data_formats() -> tuple[str, ...]:
+    from openmind.core.plugins import get_registry
+
+    names = [spec.name for spec in get_registry().all("dataset-format")]
+    return ("auto", *names)
 
 
 @dataclass
@@ -90,9 +114,7 @@ class DataArguments:
     dataset: list[str] = arg([], "Datasets: registered names or files (json, jsonl, csv, parquet, arrow, folders).")
     dataset_dir: str | None = arg(None, "Folder with a dataset_info.json (LLaMA-Factory layout) or dataset files.")
     eval_dataset: list[str] = arg([], "Evaluation datasets (default: a split of the training data, see val_size).")
-    formatting: str = arg(
-        "auto", "Input format of the rows.", ("auto", "alpaca", "sharegpt", "openai", "sft", "pretrain", "preference")
-    )
+    formatting: str = arg("auto", "Input format of the rows (a registered dataset format).", _data_formats)
     val_size: float = arg(0.0, "Fraction (<1) or number of rows held out for evaluation.")
     cutoff_len: int = arg(1024, "Maximum tokens per sample.")
     truncation: str = arg("right", "What to do with samples over cutoff_len.", ("right", "left", "drop", "error"))
@@ -110,7 +132,7 @@ class DataArguments:
 
 @dataclass
 class FinetuningArguments:
-    stage: str = arg("sft", "Training stage.", ("pt", "sft", "dpo", "rm"))
+    stage: str = arg("sft", "Training stage (a registered training task).", _training_stages)
     finetuning_type: str = arg("lora", "What to train.", ("full", "freeze", "lora", "qlora"))
     lora_rank: int = arg(8, "LoRA rank.")
     lora_alpha: int | None = arg(None, "LoRA alpha (default: 2 x rank).")
@@ -344,8 +366,9 @@ def convert(key: str, value: Any, tp: Any, choices: tuple | None = None, where: 
             result = value
     except (TypeError, ValueError) as exc:
         raise A_BAD_VALUE.error(f"{key}: {value!r} is invalid: {exc}", location=where) from None
-    if choices and result not in choices:
-        raise A_BAD_VALUE.error(f"{key}: {result!r} is not one of {', '.join(map(str, choices))}", location=where)
+    if choices is not None and result not in choices:
+        listed = ", ".join(map(str, choices)) or "(none registered: install the package that provides them)"
+        raise A_BAD_VALUE.error(f"{key}: {result!r} is not one of {listed}", location=where)
     return result
 
 
@@ -463,7 +486,7 @@ def parse(
         for f in dataclasses.fields(cls):
             if f.name in values:
                 value, where = values[f.name]
-                kwargs[f.name] = convert(f.name, value, hints[f.name], f.metadata.get("choices"), where)
+                kwargs[f.name] = convert(f.name, value, hints[f.name], choices_of(f), where)
         built[name] = cls(**kwargs)
     return Namespace(built, explicit)
 
@@ -508,7 +531,7 @@ def add_to_parser(parser: Any, groups: list[str] | tuple[str, ...]) -> None:
                     else "VALUE"
                 )
             )
-            choices = _choices(f.metadata.get("choices"))
+            choices = choices_of(f)
             text = f.metadata.get("help", "")
             if choices:
                 text += f" {{{', '.join(map(str, choices))}}}"

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from openmind.core.specs import (
         ArgumentGroupSpec,
         CommandSpec,
+        DatasetFormatSpec,
         DatasetSpec,
         EvalKindSpec,
         FrameworkSpec,
@@ -204,4 +205,16 @@ def openmind_infer_task(model_dir: str, config: dict[str, Any]) -> str | None:
     :param model_dir: the local model folder.
     :param config: the parsed ``config.json`` (empty when there is none).
     :returns: a registered task name, or ``None`` when this plugin cannot tell.
+    """
+
+
+@hookspec
+def openmind_register_dataset_formats(register: Callable[[DatasetFormatSpec], None]) -> None:
+    """Register input dataset formats (``formatting``) and their converters to the standard formats.
+
+    ``openmind data validate --formatting NAME`` and training data loading use the converter; the
+    ``formatting`` argument's choices are the registered names.
+
+    :param register: call with one :class:`~openmind.core.specs.DatasetFormatSpec` per format.
+    :returns: nothing.
     """

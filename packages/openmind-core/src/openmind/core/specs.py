@@ -210,6 +210,26 @@ class DatasetSpec(Spec):
 
 
 @dataclass(frozen=True)
+class DatasetFormatSpec(Spec):
+    """An input ``formatting`` of dataset rows and its converter (``alpaca``, ``sharegpt`` ... or a
+    plugin's): ``impl`` is a callable ``convert(row: dict) -> dict`` that returns the row in the
+    built-in input format ``produces`` (``openai``, ``sft``, ``alpaca``, ``pretrain``,
+    ``preference``); it raises ``ValueError("field: reason")`` for a bad row. ``columns`` are the
+    source columns a row must have (also how ``formatting: auto`` recognises the format). The
+    built-in formats are registered by openmind-data with ``produces`` equal to their own name.
+    """
+
+    kind: ClassVar[str] = "dataset-format"
+    name: str
+    produces: str = ""
+    columns: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
 class HubSpec(Spec):
     """A model/dataset hub. ``prefix`` enables ids like ``hf::org/name``."""
 
@@ -313,6 +333,7 @@ SPEC_KINDS: dict[str, type[Spec]] = {
         ArgumentGroupSpec,
         RouteSpec,
         EvalKindSpec,
+        DatasetFormatSpec,
     )
 }
 

@@ -1,6 +1,7 @@
 from openmind.core.hookspecs import hookimpl
 from openmind.core.specs import (
     ArgumentGroupSpec,
+    DatasetFormatSpec,
     DatasetSpec,
     ModelGroupSpec,
     PipelineSpec,
@@ -8,6 +9,8 @@ from openmind.core.specs import (
     RouteSpec,
     TaskSpec,
     TemplateSpec,
+    TrainerSpec,
+    TrainerWrapperSpec,
 )
 
 
@@ -73,5 +76,37 @@ def openmind_register_routes(register):
             impl="openmind_testplugin.routes:handler",
             requires=("fastapi>=0.110",),
             description="a poem about a topic from the served model",
+        )
+    )
+
+
+@hookimpl
+def openmind_register_dataset_formats(register):
+    register(
+        DatasetFormatSpec(
+            name="poems",
+            produces="openai",
+            columns=("topic", "poem"),
+            impl="openmind_testplugin.training:poem_to_messages",
+            description="topic + poem rows, converted to a user/assistant conversation.",
+        )
+    )
+
+
+@hookimpl
+def openmind_register_trainer_wrappers(register):
+    register(TrainerWrapperSpec(task="poem-sft", impl="openmind_testplugin.training:PoemSFTWrapper"))
+
+
+@hookimpl
+def openmind_register_trainers(register):
+    register(
+        TrainerSpec(
+            task="poem-sft",
+            framework="pt",
+            impl="openmind.pt.training.trainers:SFTTrainer",
+            requires=("torch>=2.1", "transformers>=4.45", "openmind-pt"),
+            finetuning_types=("full", "lora"),
+            description="openmind-pt's SFT trainer on poems rows.",
         )
     )

@@ -22,6 +22,7 @@ KINDS = {
     "models": "model-group",
     "templates": "template",
     "datasets": "dataset",
+    "formats": "dataset-format",
     "hubs": "hub",
     "commands": "command",
     "frameworks": "framework",
@@ -131,6 +132,13 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
         rows = [
             [d.name, d.task, ", ".join(d.columns), provider(d)]
             for d in sorted(registry.all("dataset"), key=lambda d: d.name)
+        ]
+        return headers, rows
+    if what == "formats":
+        headers = ["formatting", "converts to", "columns", "provided by"]
+        rows = [
+            [d.name, d.produces or d.name, ", ".join(d.columns), provider(d)]
+            for d in sorted(registry.all("dataset-format"), key=lambda d: d.name)
         ]
         return headers, rows
     if what == "hubs":

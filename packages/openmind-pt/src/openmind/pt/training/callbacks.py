@@ -12,7 +12,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from openmind.nlp.training.base import PLOT_FILE, SUMMARY_FILE
+from openmind.core.training.layout import PLOT_FILE, SUMMARY_FILE
 
 
 def peak_memory_mb(device: str) -> float | None:

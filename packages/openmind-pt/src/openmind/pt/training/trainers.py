@@ -1,5 +1,5 @@
-"""The PyTorch trainers: one class per training stage, implementing the contract documented in
-:mod:`openmind.nlp.training.base` on transformers' Trainer (pt, sft) and trl (dpo, rm).
+"""The PyTorch trainers: one class per training stage, implementing the contract of
+:class:`openmind.core.training.FrameworkTrainer` on transformers' Trainer (pt, sft) and trl (dpo, rm).
 
 transformers does the loop, gradient accumulation, checkpointing and resume (optimizer,
 scheduler, RNG, data position), TensorBoard, early stopping, DDP/DeepSpeed/FSDP through
@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from openmind.core.logs import logger
-from openmind.nlp.training.base import TrainResult, is_main_process
-from openmind.nlp.training.errors import T_BAD_SETUP, T_NO_CHECKPOINT, T_NOT_FINITE
+from openmind.core.training.contract import FrameworkTrainer, TrainPlan
+from openmind.core.training.errors import T_BAD_SETUP, T_NO_CHECKPOINT, T_NOT_FINITE
+from openmind.core.training.layout import TrainResult, is_main_process
 
 
 def mixed_precision(choice: str, device: str) -> tuple[bool, bool]:
@@ -37,15 +38,18 @@ def mixed_precision(choice: str, device: str) -> tuple[bool, bool]:
     return True, False  # npu
 
 
-class TorchTrainer(abc.ABC):
-    """Base of the PyTorch stage trainers (see the contract in :mod:`openmind.nlp.training.base`)."""
+class TorchTrainer(FrameworkTrainer):
+    """Base of the PyTorch stage trainers (the contract: :class:`openmind.core.training.FrameworkTrainer`)."""
 
     stage: ClassVar[str] = ""
     finetuning_types: ClassVar[tuple[str, ...]] = ("full", "freeze", "lora", "qlora")
 
-    def __init__(self, args: Any, *, stage: str | None = None) -> None:
-        self.args = args
-        self.stage = stage or self.stage
+    def __init__(self, args: Any, *, stage: str | None = None, plan: TrainPlan | None = None) -> None:
+        super().__init__(args, stage=stage or self.stage, plan=plan)
+        if plan is None:  # built outside a trainer wrapper: the NLP steps of the stage
+            from openmind.nlp.training.base import check_template, prepare_data
+
+            self.plan.template_check, self.plan.data_step = check_template, prepare_data
         self.loaded = None
         self.data = None
         self.hf = None
@@ -59,12 +63,18 @@ class TorchTrainer(abc.ABC):
         from openmind.pt.training.data import build_datasets
         from openmind.pt.training.model import load_model_into, load_tokenizer_and_template
 
+        self.check_supported()
         self._check_arguments()
         self.resume_from = self._find_resume()
         # data before weights: a data problem is reported without loading the model
-        self.loaded = load_tokenizer_and_template(self.args, self.stage)
+        self.loaded = load_tokenizer_and_template(self.args, self.stage, self.plan)
         self.data = build_datasets(
-            self.args, self.loaded.tokenizer, self.loaded.template, self.stage, quiet=not is_main_process()
+            self.args,
+            self.loaded.tokenizer,
+            self.loaded.template,
+            self.stage,
+            quiet=not is_main_process(),
+            plan=self.plan,
         )
         load_model_into(self.loaded, self.args, self.stage)
         self.data.use_attention(getattr(self.loaded.model.config, "_attn_implementation", None))
