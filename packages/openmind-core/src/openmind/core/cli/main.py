@@ -158,9 +158,17 @@ def _add_missing_verbs(subparsers: Any, registered: list[_Verb], selected: str |
                 continue
             if name == selected:
                 from openmind.core.errors import X_MISSING
+                from openmind.core.requirements import installed_version
 
+                ver = installed_version(dist)
+                state = (
+                    f"{dist} {ver} is installed but its plugin did not register it (disabled, or failed to load: "
+                    "see `openmind list plugins`)"
+                    if ver
+                    else "which is not installed"
+                )
                 raise X_MISSING.error(
-                    f"the command {name!r} is added by {dist} ({info['adds']}), which is not installed",
+                    f"the command {name!r} is added by {dist} ({info['adds']}), {state}",
                     hint=f"Install it: {install_hint(dist)}",
                 )
             subparsers.add_parser(name, help=f"(not installed: {install_hint(dist)})", add_help=False)
