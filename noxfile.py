@@ -253,9 +253,14 @@ def tests(session: nox.Session, target: str) -> None:
 @nox.parametrize("package", ["core", "nlp"])
 def tests_py(session: nox.Session, package: str) -> None:
     """core and nlp on the other supported Pythons. (openmind-data's tests need the CPU torch,
-    whose wheel exists here for 3.11 only; they run on 3.11 in tests(package='data').)"""
+    whose wheel exists here for 3.11 only; they run on 3.11 in tests(package='data').)
+    constraints/test.txt pins the 3.11 stack (some pins need Python 3.11): these environments
+    take the newest releases that support their Python, which is what users there get."""
     names, extra = PACKAGES[package]
-    install(session, names, [e for e in extra if e != "torch"])
+    args = [*TEST_TOOLS, *[e for e in extra if e != "torch"]]
+    for name in names:
+        args += ["-e", pkg(name)]
+    session.install(*args)
     run_pytest(session, f"{pkg(package)}/tests")
 
 
