@@ -236,7 +236,7 @@ def check_set(spec: str, expected: set[str], dist: Path, local: str, work: Path,
 
 
 def main() -> None:
-    dist, work, model = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+    dist, work, model = (Path(a).resolve() for a in sys.argv[1:4])
     chosen = sys.argv[4:] or list(SETS)
     work.mkdir(parents=True, exist_ok=True)
     local = build_index(dist, work / "index")

@@ -21,7 +21,7 @@ from local_index import build as build_index  # noqa: E402
 
 
 def main() -> None:
-    dist, work, project = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    dist, work, project = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve(), sys.argv[3]
     work.mkdir(parents=True, exist_ok=True)
     local = build_index(dist, work / "index")
     env = work / "venv"

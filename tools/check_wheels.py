@@ -99,7 +99,7 @@ def core_alone(dist: Path, venvs: Path) -> None:
 
 
 def main() -> None:
-    dist, venvs = Path(sys.argv[1]), Path(sys.argv[2])
+    dist, venvs = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
     license_text = (Path(__file__).resolve().parent.parent / "LICENSE").read_text()
     wheels = sorted(dist.glob("*.whl"))
     sdists = sorted(dist.glob("*.tar.gz"))
