@@ -48,6 +48,9 @@ SETS: dict[str, set[str]] = {
     "openmind[pt,ms,nlp]": {"openmind", "openmind-pt", "openmind-ms", "openmind-nlp", "openmind-data"},
     "openmind[all]": {"openmind", "openmind-pt", "openmind-ms", "openmind-nlp", "openmind-data", "openmind-mm"},
     "openmind[mm,pt]": {"openmind", "openmind-mm", "openmind-pt", "openmind-nlp", "openmind-data"},
+    # the README's other install commands
+    "openmind[ms]": {"openmind", "openmind-ms", "openmind-nlp", "openmind-data"},
+    "openmind[hf]": {"openmind"},
 }
 OURS = {"openmind", "openmind-core", "openmind-pt", "openmind-ms", "openmind-nlp", "openmind-data", "openmind-mm"}
 FRAMEWORKS = {"openmind-pt": "pt", "openmind-ms": "ms"}
