@@ -308,7 +308,7 @@ def installs(session: nox.Session) -> None:
     constraints file (tools/check_installs.py). `nox -s installs -- "openmind[pt,nlp]"` checks one."""
     dist = build_dists(session)
     # the tiny test model (random weights, the real Llama-2 tokenizer), written by the test stack
-    install(session, ["core", "nlp", "pt"], ["wordllama"])
+    install(session, ["core", "nlp", "data", "pt"], ["wordllama"])
     tmp = Path(session.create_tmp())
     model = tmp / "tiny-llama"
     session.run("python", "-c", f"from openmind.pt.testing import tiny_llama; tiny_llama({str(model)!r})")
