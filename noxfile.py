@@ -320,7 +320,7 @@ def installs(session: nox.Session) -> None:
         str(tmp / "work"),
         str(model),
         *session.posargs,
-        env={"OPENMIND_UV": uv} if uv else {},
+        env={"PYTHONUNBUFFERED": "1", **({"OPENMIND_UV": uv} if uv else {})},
     )
 
 
