@@ -158,7 +158,11 @@ def smoke(env: Path, framework: str, model: Path, data: Path, work: Path) -> Non
     if summary.get("global_step") != 2:
         sys.exit(f"FAIL train on {framework}: {summary}")
     warned = [line for line in log.splitlines() if "is not installed" in line]
-    answer = [line for line in chat.splitlines() if line.strip() and not line.startswith("[openmind]")]
+    answer = [
+        line
+        for line in chat.splitlines()
+        if line.strip() and not line.startswith("[openmind]") and "it/s]" not in line and "\r" not in line
+    ]
     print(f"    {framework}: chat -> {answer[-1][:60] if answer else ''!r}; train 2 steps ok; warnings: {warned}")
 
 
