@@ -87,6 +87,14 @@ def select(kind: str, task: str, framework: str | None = "auto") -> tuple[Pipeli
     registry = get_registry()
     specs = registry.pipelines_for(task) if kind == "pipeline" else registry.trainers_for(task)
     if not specs:
+        from openmind.core.distributions import install_hint, providers
+
+        names = providers(f"{kind}s", task)
+        if names:
+            raise E.I_NO_PIPELINE.error(
+                f"no {kind} is registered for task {task!r}: {' or '.join(names)} registers one, and is not installed",
+                hint="Install a backend: " + " or ".join(install_hint(n) for n in names),
+            )
         raise E.I_NO_PIPELINE.error(f"no {kind} is registered for task {task!r}")
     frameworks = sorted({s.framework for s in specs})
     fw, reason = resolve_framework(framework, frameworks)

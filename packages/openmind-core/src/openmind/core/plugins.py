@@ -24,7 +24,7 @@ from openmind.core.registry import Registry
 from openmind.core.version import __version__
 
 ENTRY_POINT_GROUP = "openmind"
-CORE_COMPONENT = Component("openmind-core", __version__, "core")
+CORE_COMPONENT = Component("openmind", __version__, "core")
 
 #: registration hook name -> spec kind it registers
 REGISTRATION_HOOKS = (

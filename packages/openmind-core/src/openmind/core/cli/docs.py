@@ -50,6 +50,7 @@ def errors_markdown() -> str:
     rows = []
     for code in sorted(CODES.values(), key=lambda c: c.code):
         package = "openmind-" + code.module.split(".")[1] if code.module.startswith("openmind.") else code.module
+        package = "openmind" if package == "openmind-core" else package  # the core is the `openmind` distribution
         rows.append([f"`{code.code}`", code.title, code.cls.__name__, code.hint, package])
     return "\n".join(
         [

@@ -476,7 +476,9 @@ def _plot(path: Path, log: list[dict]) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        logger.warning("plot_loss: matplotlib is not installed; no %s written (pip install matplotlib)", path.name)
+        logger.warning(
+            'plot_loss: matplotlib is not installed, no %s written (pip install "openmind-ms[plot]")', path.name
+        )
         return
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot([e["step"] for e in log], [e["loss"] for e in log], label="train loss")

@@ -22,6 +22,12 @@ from openmind.core.training.errors import T_BAD_SETUP, T_NO_CHECKPOINT, T_NOT_FI
 from openmind.core.training.layout import TrainResult, is_main_process
 
 
+def tensorboard_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("tensorboard") is not None or importlib.util.find_spec("tensorboardX") is not None
+
+
 def mixed_precision(choice: str, device: str) -> tuple[bool, bool]:
     """``(bf16, fp16)`` for TrainingArguments. ``auto``: bf16 where supported, fp16 on older
     CUDA, none on CPU (fp32 is both faster and exact there)."""
@@ -176,6 +182,13 @@ class TorchTrainer(FrameworkTrainer):
         has_eval = self.data.eval is not None
         eval_steps = t.eval_steps or t.save_steps
         report = [r for r in t.report_to if r and r != "none"]
+        if "tensorboard" in report and not tensorboard_available():
+            # an optional extra: training goes on without event files (never a crash)
+            logger.warning(
+                "report_to tensorboard: tensorboard is not installed, no event files are written "
+                '(pip install "openmind-pt[tensorboard]", or pass --report-to none)'
+            )
+            report.remove("tensorboard")
         fields = getattr(config_cls, "__dataclass_fields__", {})
         kwargs: dict[str, Any] = dict(
             output_dir=t.output_dir,
@@ -220,15 +233,6 @@ class TorchTrainer(FrameworkTrainer):
         if t.early_stopping_patience is not None:
             kwargs.update(load_best_model_at_end=True, metric_for_best_model="eval_loss", greater_is_better=False)
             kwargs["eval_steps"] = t.save_steps
-        if "tensorboard" in report:
-            import importlib.util
-
-            if importlib.util.find_spec("tensorboard") is None and importlib.util.find_spec("tensorboardX") is None:
-                raise T_BAD_SETUP.error(
-                    "report_to tensorboard needs the tensorboard package",
-                    hint="pip install tensorboard, or pass --report-to none",
-                    location="report_to",
-                )
         return config_cls(**kwargs)
 
     def callbacks(self) -> list[Any]:
