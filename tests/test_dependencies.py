@@ -53,9 +53,10 @@ FRAMEWORKS = {"torch", "mindspore", "transformers", "datasets", "diffusers", "pe
 #: declared but only used indirectly (by a library at run time, not imported by name)
 INDIRECT: dict[str, set[str]] = {
     # transformers' Trainer needs accelerate; `report_to tensorboard` needs tensorboard
-    "openmind-pt": {"accelerate", "tensorboard"},
+    # openmind-data: the training plan loads its data step by name (openmind.data.training:prepare_for_training)
+    "openmind-pt": {"accelerate", "tensorboard", "openmind-data"},
     # bounds only: the releases of openmind-data's pyarrow / datasets that accept MindSpore's numpy<2
-    "openmind-ms": {"pyarrow", "datasets"},
+    "openmind-ms": {"pyarrow", "datasets", "openmind-data"},
 }
 #: known, tracked exceptions: (distribution, imported distribution) -> why. The test fails when an entry is no longer
 #: needed, so each is removed as soon as its cause is fixed.
