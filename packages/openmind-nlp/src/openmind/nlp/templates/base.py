@@ -21,7 +21,7 @@ from typing import Any
 
 from openmind.nlp.templates.errors import TP_BAD_TRAIN_ON, TP_NO_TEMPLATE, TP_RENDER
 
-IGNORE_INDEX = -100
+from openmind.core.templates import IGNORE_INDEX
 
 Message = dict[str, Any]
 
@@ -37,10 +37,19 @@ class Encoded:
 
 
 class Template(abc.ABC):
+    """Implements :class:`openmind.core.templates.TemplateProtocol`."""
+
     #: registry name
     name: str = ""
-    #: strings that end generation besides the tokenizer's EOS (e.g. "<|im_end|>")
+    #: strings that end generation besides the tokenizer's EOS (e.g. "<|im_end|>"); set from the
+    #: :class:`~openmind.core.specs.TemplateSpec` by :func:`~openmind.nlp.templates.load_template`
     stop_words: tuple[str, ...] = ()
+    #: render options fixed by the registered name (e.g. ``enable_thinking=False``)
+    options: dict[str, Any] = {}
+    #: the official revision this template was chosen for (``""``: chosen by name)
+    revision: str = ""
+    #: the one-line notice explaining how the template was chosen (also logged)
+    notice: str = ""
 
     @abc.abstractmethod
     def render(
@@ -181,6 +190,8 @@ class JinjaTemplate(Template):
     ) -> str:
         from openmind.core.errors import OpenMindError
 
+        if self.options:
+            extra = {**self.options, **extra}
         try:
             return self._template().render(
                 messages=_alias_reasoning(messages),

@@ -20,7 +20,6 @@ class ChatMLTemplate(NativeTemplate):
     """Plain ChatML with an optional default system prompt and BOS."""
 
     name = "chatml"
-    stop_words = (IM_END,)
     #: system prompt used when the conversation has none ("" = none)
     default_system = ""
     bos = ""
@@ -46,7 +45,6 @@ class Qwen2Template(ChatMLTemplate):
     """Qwen/Qwen2-*-Instruct: ChatML; without a system message, ``You are a helpful assistant.``"""
 
     name = "qwen2"
-    stop_words = (IM_END, "<|endoftext|>")
     default_system = "You are a helpful assistant."
 
 
@@ -54,14 +52,12 @@ class YiTemplate(ChatMLTemplate):
     """01-ai/Yi-*-Chat: ChatML without a default system prompt (Yi's documented chat format)."""
 
     name = "yi"
-    stop_words = (IM_END, "<|endoftext|>")
 
 
 class InternLM2Template(ChatMLTemplate):
     """internlm/internlm2(.5)-chat: ``<s>`` + ChatML; a conversation ending with an answer gets ``</s>``."""
 
     name = "internlm2"
-    stop_words = (IM_END, "</s>")
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
         pieces: Pieces = []
@@ -105,7 +101,6 @@ class Qwen25Template(ChatMLTemplate):
     ``<tool_response>`` blocks in a user turn."""
 
     name = "qwen2.5"
-    stop_words = (IM_END, "<|endoftext|>")
     default_system = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
@@ -143,7 +138,6 @@ class Qwen3Template(ChatMLTemplate):
     """
 
     name = "qwen3"
-    stop_words = (IM_END, "<|endoftext|>")
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
         first_system = messages[0]["role"] == "system"

@@ -14,7 +14,6 @@ class Gemma2Template(NativeTemplate):
 
     name = "gemma2"
     bos = "<bos>"
-    stop_words = ("<end_of_turn>", "<eos>")
     roles = ("system", "user", "assistant")
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:

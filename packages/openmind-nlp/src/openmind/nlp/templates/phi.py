@@ -14,7 +14,6 @@ class Phi3Template(NativeTemplate):
 
     name = "phi3"
     eos = "<|endoftext|>"
-    stop_words = ("<|end|>", "<|endoftext|>")
     roles = ("system", "user", "assistant")
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
