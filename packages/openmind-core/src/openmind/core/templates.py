@@ -55,7 +55,9 @@ class TemplateProtocol(Protocol):
         """``render(messages)`` cut into ``(text, is_assistant_output)`` pieces, in order."""
         ...
 
-    def encode(self, tokenizer: Any, messages: list[Message], *, tools: list[dict] | None = None, train_on: str = "assistant") -> Any:
+    def encode(
+        self, tokenizer: Any, messages: list[Message], *, tools: list[dict] | None = None, train_on: str = "assistant"
+    ) -> Any:
         """Token ids and labels (``IGNORE_INDEX`` where not trained)."""
         ...
 

@@ -110,7 +110,9 @@ def _notify(template: Template, notice: str) -> Template:
     return template
 
 
-def template_for_source(source: str, special: dict[str, str] | None = None, *, where: str = "", registry=None) -> Template:
+def template_for_source(
+    source: str, special: dict[str, str] | None = None, *, where: str = "", registry=None
+) -> Template:
     """The renderer for a model's own ``chat_template`` text: the native renderer that declares
     its revision (same output, faster), else the text itself through Jinja, with a notice."""
     from openmind.core.specs import TemplateSpec
@@ -126,7 +128,9 @@ def template_for_source(source: str, special: dict[str, str] | None = None, *, w
         spec, label = found
         template = instantiate(spec)
         template.revision = label
-        return _notify(template, f"template: {where} has the official {label} chat_template; native renderer {spec.name!r}")
+        return _notify(
+            template, f"template: {where} has the official {label} chat_template; native renderer {spec.name!r}"
+        )
     special = dict(special or {})
     eos = special.get("eos_token")
     template = JinjaTemplate(source, special_tokens=special, stop_words=(eos,) if eos else ())
