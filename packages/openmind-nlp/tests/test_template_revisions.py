@@ -31,32 +31,12 @@ DATA = Path(__file__).parent / "data" / "chat_templates"
 SOURCES = json.loads((DATA / "SOURCES.json").read_text(encoding="utf-8"))
 NATIVE = {Path(f).stem: meta["renderer"] for f, meta in SOURCES.items() if meta["renderer"]}
 
-BOS_EOS = {
-    "llama2": ("<s>", "</s>"),
-    "llama3": ("<|begin_of_text|>", "<|eot_id|>"),
-    "llama3.1": ("<|begin_of_text|>", "<|eot_id|>"),
-    "llama3.2": ("<|begin_of_text|>", "<|eot_id|>"),
-    "qwen2": (None, "<|im_end|>"),
-    "qwen2.5": (None, "<|im_end|>"),
-    "qwen3": (None, "<|im_end|>"),
-    "mistral": ("<s>", "</s>"),
-    "mistral-v1": ("<s>", "</s>"),
-    "mistral-v3": ("<s>", "</s>"),
-    "mistral-v3-tekken": ("<s>", "</s>"),
-    "mistral-v7": ("<s>", "</s>"),
-    "glm4": (None, "<|endoftext|>"),
-    "chatglm3": (None, "</s>"),
-    "gemma2": ("<bos>", "<eos>"),
-    "internlm2": ("<s>", "</s>"),
-    "deepseek": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),
-    "deepseek-r1": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),
-    "phi3": ("<s>", "<|endoftext|>"),
-}
+#: bos/eos as the family's tokenizer passes them to its template
+SPECIAL = {Path(f).stem: meta["special_tokens"] for f, meta in SOURCES.items()}
 
 
-def special(name: str) -> dict[str, str]:
-    bos, eos = BOS_EOS[name]
-    return {k: v for k, v in (("bos_token", bos), ("eos_token", eos)) if v}
+def special(stem: str) -> dict[str, str]:
+    return SPECIAL[stem]
 
 
 def source(stem: str) -> str:
@@ -64,7 +44,7 @@ def source(stem: str) -> str:
 
 
 def official(stem: str) -> JinjaTemplate:
-    return JinjaTemplate(source(stem), name=stem, special_tokens=special(NATIVE.get(stem, stem)))
+    return JinjaTemplate(source(stem), name=stem, special_tokens=special(stem))
 
 
 # ---- stored copies, hashes and revisions ---------------------------------------------------------
@@ -81,7 +61,7 @@ def test_every_stored_template_is_listed_with_source_and_unchanged_sha256():
 
 @pytest.mark.parametrize("stem", sorted(NATIVE))
 def test_official_text_selects_its_native_renderer(stem):
-    template = template_for_source(source(stem), special(NATIVE[stem]), where=f"{stem}-folder")
+    template = template_for_source(source(stem), special(stem), where=f"{stem}-folder")
     assert template.name == NATIVE[stem] and template.kind == "native"
     assert template.revision and "native renderer" in template.notice and f"{stem}-folder" in template.notice
 
@@ -376,7 +356,7 @@ def family_tokenizer(name: str):
     the way the family's own tokenizer treats them."""
     from openmind.nlp.testing.assets import llama2_tokenizer
 
-    bos, eos = BOS_EOS[name]
+    bos, eos = SPECIAL[name].get("bos_token"), SPECIAL[name]["eos_token"]
     tok = llama2_tokenizer(chat_template=source(name))
     markers = set(load_template(name).stop_words) | {t for t in (bos, eos) if t}
     for text in source(name).replace('"', "'").split("'"):
@@ -412,12 +392,10 @@ def test_encode_ids_equal_apply_chat_template_and_masks_equal_jinja(stem):
             continue
         got = native.encode(tokenizer, messages)
         assert got.input_ids == expected
-        if stem == "qwen3":
-            continue  # Qwen3 rewrites earlier turns: prefix re-rendering (the Jinja path) cannot cut it
         assert got.labels == jinja.encode(tokenizer, messages).labels
         assert any(label != IGNORE_INDEX for label in got.labels)
         checked += 1
-    assert checked or stem == "qwen3"
+    assert checked
 
 
 # ---- Mistral: token for token what mistral_common encodes ----------------------------------------

@@ -225,6 +225,9 @@ class JinjaTemplate(Template):
                 at = turn.rfind(answer)
             if at < 0:
                 raise _NoCut
+            think = turn.rfind("<think>", 0, at)  # the reasoning block is the model's output too
+            if think >= 0:
+                at = think
             if before[len(done) :] + turn[:at]:
                 pieces.append((before[len(done) :] + turn[:at], False))
             pieces.append((turn[at:], True))
@@ -256,6 +259,9 @@ class JinjaTemplate(Template):
                 )
             while at > cursor and whole[at - 1] == " ":  # "[/INST] answer": the space starts the answer's first token
                 at -= 1
+            think = whole.rfind("<think>", cursor, at)  # the reasoning block is the model's output too
+            if think >= 0:
+                at = think
             end = whole.index(answer, at) + len(answer)
             found = marker.match(whole, end)  # the end-of-turn marker right after the answer is trained
             if found:
@@ -334,6 +340,13 @@ class _NoCut(Exception):
 
 def _alias_reasoning(messages: list[Message]) -> list[Message]:
     """Like transformers: a message's reasoning is visible as ``reasoning_content`` and ``thinking``."""
+    for message in messages:
+        if isinstance(message, dict) and (
+            "reasoning_content" in message or "thinking" in message or "reasoning" in message
+        ):
+            break
+    else:  # nothing to alias (the common case): no copy
+        return messages
     out = []
     for message in messages:
         if isinstance(message, dict):
