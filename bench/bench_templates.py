@@ -57,7 +57,7 @@ def run() -> list[dict]:
         assert native.segments(messages) == jinja.segments(messages), name
         for what in ("render", "segments"):
             a, b = getattr(native, what), getattr(jinja, what)
-            t_native, t_jinja = _best(lambda f=a: f(messages)), _best(lambda f=b: f(messages))
+            t_native, t_jinja = _best(lambda f=a, m=messages: f(m)), _best(lambda f=b, m=messages: f(m))
             ratio = t_jinja / t_native
             rows.append(
                 {
