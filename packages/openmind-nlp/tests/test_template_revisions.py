@@ -267,6 +267,7 @@ LLAMAFACTORY = {
     "deepseek3": "deepseek3",
     "deepseekr1": "deepseek-r1",
     "phi": "phi3",
+    "phi4": "phi4",
     "gemma": "gemma2",
     "baichuan2": "baichuan2",
 }

@@ -38,6 +38,7 @@ SPECIAL = {
     "mistral-v3-tekken": {"bos_token": "<s>", "eos_token": "</s>"},
     "mistral-v7": {"bos_token": "<s>", "eos_token": "</s>"},
     "chatglm3": {"eos_token": "</s>"},
+    "phi4": {"eos_token": "<|im_end|>"},
     "deepseek-r1": {"bos_token": "<｜begin▁of▁sentence｜>", "eos_token": "<｜end▁of▁sentence｜>"},
 }
 SOURCES = json.loads((DATA / "SOURCES.json").read_text(encoding="utf-8"))

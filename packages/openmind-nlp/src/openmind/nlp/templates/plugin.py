@@ -35,6 +35,7 @@ R = {
     "deepseek": "8aeba567270fa9a8d5372caf4b04affea947c4421d96adc01e3ff94021b0ae8e",
     "deepseek-r1": "dd2675619a64a449cdcdd2b93e605a0a50764cee41e344f244752bc93643936c",
     "phi3.5": "78d976a442bcde2f0be15aafbb8e3050e1104f86732266f68403251b89982a90",
+    "phi4": "a41fb8727c4f1e722e53cb1ea935038a1177b8bdf09387f3b048f9da5255ef3e",
 }
 LLAMA3_STOP = ("<|eot_id|>", "<|end_of_text|>")
 LLAMA31_STOP = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>")
@@ -200,6 +201,13 @@ TEMPLATES = (
         revisions=(("Phi-3.5-mini-instruct", R["phi3.5"]),),
         aliases=("phi",),
         description="Phi-3/3.5-instruct <|user|>/<|assistant|>/<|end|> (LLaMA-Factory: phi)",
+    ),
+    TemplateSpec(
+        name="phi4",
+        impl=f"{M}.phi:Phi4Template",
+        stop_words=("<|im_end|>", "<|endoftext|>"),
+        revisions=(("phi-4", R["phi4"]),),
+        description="Phi-4: <|im_start|>role<|im_sep|>content<|im_end|> (LLaMA-Factory: phi4)",
     ),
     TemplateSpec(
         name="yi",
