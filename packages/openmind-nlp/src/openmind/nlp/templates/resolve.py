@@ -183,8 +183,7 @@ def resolve_template(
         return load_template(name, registry=registry)
     source, special = _own_source(tokenizer, model_dir)
     if source:
-        where = str(model_dir) if model_dir is not None and not getattr(tokenizer, "chat_template", None) else ""
-        where = where or (str(model_dir) + "'s tokenizer" if model_dir is not None else "the tokenizer")
+        where = str(model_dir) if model_dir is not None else "the tokenizer"
         return template_for_source(source, special, where=where, registry=registry)
     tried = ["the tokenizer has no chat_template"]
     group = None
