@@ -39,6 +39,8 @@ SPECIAL = {
     "mistral-v7": {"bos_token": "<s>", "eos_token": "</s>"},
     "chatglm3": {"eos_token": "</s>"},
     "phi4": {"eos_token": "<|im_end|>"},
+    "phi3-mini": {"bos_token": "<s>", "eos_token": "<|endoftext|>"},
+    "yi1.5": {"bos_token": "<|startoftext|>", "eos_token": "<|im_end|>"},
     "deepseek-r1": {"bos_token": "<｜begin▁of▁sentence｜>", "eos_token": "<｜end▁of▁sentence｜>"},
 }
 SOURCES = json.loads((DATA / "SOURCES.json").read_text(encoding="utf-8"))

@@ -186,3 +186,27 @@ class Qwen3Template(ChatMLTemplate):
             if options.get("enable_thinking") is False:
                 pieces.append(("<think>\n\n</think>\n\n", False))
         return pieces
+
+
+class Yi15Template(NativeTemplate):
+    """01-ai/Yi-1.5-*-Chat (official template): the system text comes first, as is (no ChatML
+    turn); each user turn is followed by the assistant header, so the generation prompt is always
+    there; answers end ``<|im_end|>\\n``. Trained: ``{answer}<|im_end|>``."""
+
+    name = "yi1.5"
+    roles = ("system", "user", "assistant")
+
+    def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
+        pieces: Pieces = []
+        if messages[0]["role"] == "system":
+            pieces.append((messages[0]["content"], False))
+        for i, m in enumerate(messages):
+            if m["role"] == "system" and i:
+                raise self.fail(
+                    "Yi-1.5's template only reads a system message in first place", i, hint="Move it to the start."
+                )
+            if m["role"] == "user":
+                pieces.append((IM_START + "user\n" + m["content"] + IM_END + "\n" + IM_START + "assistant\n", False))
+            elif m["role"] == "assistant":
+                pieces += [(m["content"] + IM_END, True), ("\n", False)]
+        return pieces

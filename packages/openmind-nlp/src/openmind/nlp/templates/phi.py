@@ -52,3 +52,23 @@ class Phi4Template(NativeTemplate):
             else:
                 pieces.append((m["content"] + "<|im_end|>", True))
         return pieces
+
+
+class Phi3MiniTemplate(Phi3Template):
+    """microsoft/Phi-3-mini-4k-instruct (current revision): Phi-3.5's format, but an empty system
+    message is kept (``<|system|>\\n<|end|>\\n``)."""
+
+    name = "phi3-mini"
+
+    def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
+        pieces: Pieces = []
+        for m in messages:
+            role, content = m["role"], m["content"]
+            if role == "system":
+                pieces.append(("<|system|>\n" + content + "<|end|>\n", False))
+            elif role == "user":
+                pieces.append(("<|user|>\n" + content + "<|end|>\n", False))
+            elif role == "assistant":
+                pieces += [("<|assistant|>\n", False), (content + "<|end|>", True), ("\n", False)]
+        pieces.append(("<|assistant|>\n", False) if add_generation_prompt else (self.eos, False))
+        return pieces

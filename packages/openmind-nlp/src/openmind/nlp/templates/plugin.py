@@ -36,6 +36,8 @@ R = {
     "deepseek-r1": "dd2675619a64a449cdcdd2b93e605a0a50764cee41e344f244752bc93643936c",
     "phi3.5": "78d976a442bcde2f0be15aafbb8e3050e1104f86732266f68403251b89982a90",
     "phi4": "a41fb8727c4f1e722e53cb1ea935038a1177b8bdf09387f3b048f9da5255ef3e",
+    "phi3-mini": "93d7bfd74b1ee92c7380c3762a35793967cc30bf341cc51ddea5a74bea687f27",
+    "yi1.5": "d46a86f116c926da86c9232a071e325115772dcf7a55e6881c09c6b43e864dc7",
 }
 LLAMA3_STOP = ("<|eot_id|>", "<|end_of_text|>")
 LLAMA31_STOP = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>")
@@ -203,6 +205,13 @@ TEMPLATES = (
         description="Phi-3/3.5-instruct <|user|>/<|assistant|>/<|end|> (LLaMA-Factory: phi)",
     ),
     TemplateSpec(
+        name="phi3-mini",
+        impl=f"{M}.phi:Phi3MiniTemplate",
+        stop_words=("<|end|>", "<|endoftext|>"),
+        revisions=(("Phi-3-mini-4k-instruct", R["phi3-mini"]),),
+        description="Phi-3-mini-4k-instruct: Phi-3.5's format keeping an empty system message",
+    ),
+    TemplateSpec(
         name="phi4",
         impl=f"{M}.phi:Phi4Template",
         stop_words=("<|im_end|>", "<|endoftext|>"),
@@ -210,10 +219,17 @@ TEMPLATES = (
         description="Phi-4: <|im_start|>role<|im_sep|>content<|im_end|> (LLaMA-Factory: phi4)",
     ),
     TemplateSpec(
+        name="yi1.5",
+        impl=f"{M}.chatml:Yi15Template",
+        stop_words=("<|im_end|>", "<|endoftext|>"),
+        revisions=(("Yi-1.5-Chat", R["yi1.5"]),),
+        description="Yi-1.5-Chat: system text first, then user turns each followed by the assistant header",
+    ),
+    TemplateSpec(
         name="yi",
         impl=f"{M}.chatml:YiTemplate",
         stop_words=CHATML_STOP,
-        description="Yi-Chat ChatML (no official chat_template stored; documented format)",
+        description="Yi ChatML with a system turn (documented format; LLaMA-Factory: yi); Yi-1.5 folders use yi1.5",
     ),
 )
 
@@ -481,7 +497,7 @@ GROUPS = (
     ),
     ModelGroupSpec(
         name="yi",
-        template="yi",
+        template="yi1.5",
         tasks=CHAT_TASKS,
         architectures=("LlamaForCausalLM",),
         model_types=("llama",),
