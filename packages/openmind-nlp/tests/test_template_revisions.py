@@ -269,6 +269,7 @@ LLAMAFACTORY = {
     "phi": "phi3",
     "phi4": "phi4",
     "gemma": "gemma2",
+    "gemma3": "gemma3",
     "baichuan2": "baichuan2",
 }
 

@@ -41,6 +41,7 @@ SPECIAL = {
     "phi4": {"eos_token": "<|im_end|>"},
     "phi3-mini": {"bos_token": "<s>", "eos_token": "<|endoftext|>"},
     "yi1.5": {"bos_token": "<|startoftext|>", "eos_token": "<|im_end|>"},
+    "gemma3": {"bos_token": "<bos>", "eos_token": "<eos>"},
     "deepseek-r1": {"bos_token": "<｜begin▁of▁sentence｜>", "eos_token": "<｜end▁of▁sentence｜>"},
 }
 SOURCES = json.loads((DATA / "SOURCES.json").read_text(encoding="utf-8"))

@@ -38,6 +38,7 @@ R = {
     "phi4": "a41fb8727c4f1e722e53cb1ea935038a1177b8bdf09387f3b048f9da5255ef3e",
     "phi3-mini": "93d7bfd74b1ee92c7380c3762a35793967cc30bf341cc51ddea5a74bea687f27",
     "yi1.5": "d46a86f116c926da86c9232a071e325115772dcf7a55e6881c09c6b43e864dc7",
+    "gemma3": "8d9e3a3c114fb2053ec500184677af4f7e5f8ec2582443cd535834e68b3ade29",
 }
 LLAMA3_STOP = ("<|eot_id|>", "<|end_of_text|>")
 LLAMA31_STOP = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>")
@@ -159,6 +160,13 @@ TEMPLATES = (
         revisions=(("gemma-2-it", R["gemma2"]),),
         aliases=("gemma",),
         description="Gemma-2-it turns (no system role)",
+    ),
+    TemplateSpec(
+        name="gemma3",
+        impl=f"{M}.gemma:Gemma3Template",
+        stop_words=("<end_of_turn>", "<eos>"),
+        revisions=(("gemma-3-it", R["gemma3"]),),
+        description="Gemma-3-it turns, text part (a system message leads the first turn; LLaMA-Factory: gemma3)",
     ),
     TemplateSpec(
         name="internlm2",
@@ -431,6 +439,20 @@ GROUPS = (
         sizes=("2B", "9B", "27B"),
         lora_targets=ATTENTION_MLP,
         description="Gemma 2 (instruction tuned)",
+    ),
+    ModelGroupSpec(
+        name="gemma3",
+        template="gemma3",
+        tasks=CHAT_TASKS,
+        architectures=("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"),
+        model_types=("gemma3_text", "gemma3"),
+        hub_ids=_hubs(
+            ("google/gemma-3-1b-it", "google/gemma-3-4b-it", "google/gemma-3-12b-it", "google/gemma-3-27b-it"),
+            ("LLM-Research/gemma-3-4b-it",),
+        ),
+        sizes=("1B", "4B", "12B", "27B"),
+        lora_targets=ATTENTION_MLP,
+        description="Gemma 3 (instruction tuned; text)",
     ),
     ModelGroupSpec(
         name="internlm2",
