@@ -304,8 +304,8 @@ def test_folder_with_an_official_template_gets_the_native_renderer(tmp_path, cap
     with caplog.at_level(logging.INFO, logger="openmind"):
         template = resolve_template(model_dir=folder)
     # the group (llama2 by vocabulary) does not decide: the folder's template does
-    assert template.name == "llama3.1" and template.revision == "Llama-3.1-Instruct"
-    assert any("official Llama-3.1-Instruct chat_template" in r.getMessage() for r in caplog.records)
+    assert template.name == "llama3.1" and template.revision == "Llama-3.1/3.3-Instruct"
+    assert any("official Llama-3.1/3.3-Instruct chat_template" in r.getMessage() for r in caplog.records)
 
 
 def test_folder_with_an_unknown_template_is_served_by_it_through_jinja(tmp_path, caplog):
@@ -316,6 +316,7 @@ def test_folder_with_an_unknown_template_is_served_by_it_through_jinja(tmp_path,
     with caplog.at_level(logging.INFO, logger="openmind"):
         template = resolve_template(model_dir=folder)
     assert isinstance(template, JinjaTemplate) and template.source.strip() == text.strip()
+    assert template.stop_words == ("</s>",)  # the folder's EOS (its group, llama2, adds none: no "</s>" in the text)
     notice = [r.getMessage() for r in caplog.records if "matches no native renderer" in r.getMessage()]
     assert len(notice) == 1 and str(folder) in notice[0] and template.notice == notice[0]
     assert "\n" not in notice[0]  # one line
@@ -327,6 +328,15 @@ def test_folder_with_an_unknown_template_is_served_by_it_through_jinja(tmp_path,
     encoded = template.encode(tokenizer, [U1, A1, U2, A2])
     trained = tokenizer.decode([t for t, label in zip(encoded.input_ids, encoded.labels) if label != IGNORE_INDEX])
     assert "Paris." in trained and "Rome" in trained and "capital" not in trained
+
+
+def test_unknown_revision_stops_at_its_familys_end_of_turn_words(tmp_path):
+    # a ChatML template that is no stored revision (InternLM2.5-like: no closing </s>), in an InternLM2 folder
+    text = source("internlm2").replace("{% elif messages[-1]['role'] == 'assistant' %}{{ eos_token }}", "")
+    folder = _folder(tmp_path, text, {"architectures": ["InternLM2ForCausalLM"], "model_type": "internlm2"})
+    template = resolve_template(model_dir=folder)
+    assert isinstance(template, JinjaTemplate)
+    assert template.stop_words == ("</s>", "<|im_end|>")  # EOS, then the family's end of turn
 
 
 def test_folder_without_a_template_uses_the_groups_default_and_says_so(tmp_path, caplog):

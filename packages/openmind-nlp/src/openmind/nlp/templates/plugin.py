@@ -64,7 +64,7 @@ TEMPLATES = (
         name="llama3.1",
         impl=f"{M}.llama:Llama31Template",
         stop_words=LLAMA31_STOP,
-        revisions=(("Llama-3.1-Instruct", R["llama3.1"]), ("Llama-3.3-Instruct", R["llama3.1"])),
+        revisions=(("Llama-3.1/3.3-Instruct", R["llama3.1"]),),
         description="Llama 3.1/3.3 Instruct: cutoff/date system header, tools, ipython role",
     ),
     TemplateSpec(
@@ -186,7 +186,7 @@ TEMPLATES = (
         name="deepseek",
         impl=f"{M}.deepseek:DeepSeekTemplate",
         stop_words=DEEPSEEK_STOP,
-        revisions=(("deepseek-llm-chat", R["deepseek"]), ("DeepSeek-V2-Chat", R["deepseek"])),
+        revisions=(("deepseek-llm-chat/DeepSeek-V2-Chat", R["deepseek"]),),
         description="DeepSeek LLM / V2 chat: User: ...\n\nAssistant: ...",
     ),
     TemplateSpec(

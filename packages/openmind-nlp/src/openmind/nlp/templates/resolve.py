@@ -141,6 +141,28 @@ def template_for_source(
     )
 
 
+def _add_family_stop_words(template: JinjaTemplate, source: str, model_dir, model_group, registry) -> None:
+    """A folder's own template through Jinja stops at its EOS, and at the end-of-turn words of its
+    family's template that the folder's template writes too (``<|im_end|>`` for an InternLM2.5)."""
+    from openmind.nlp.templates.matching import match_model_dir
+    from openmind.nlp.templates.matching import model_group as group_named
+
+    try:
+        if model_group is not None:
+            group = group_named(model_group, registry=registry) if isinstance(model_group, str) else model_group
+        elif model_dir is not None:
+            group = match_model_dir(model_dir, registry=registry)
+        else:
+            return
+        if not group.template:
+            return
+        family = load_template(group.template, registry=registry)
+    except OpenMindError:
+        return
+    extra = tuple(w for w in family.stop_words if w in source and w not in template.stop_words)
+    template.stop_words = tuple(template.stop_words) + extra
+
+
 def resolve_template(
     name: str | None = None,
     *,
@@ -184,7 +206,10 @@ def resolve_template(
     source, special = _own_source(tokenizer, model_dir)
     if source:
         where = str(model_dir) if model_dir is not None else "the tokenizer"
-        return template_for_source(source, special, where=where, registry=registry)
+        template = template_for_source(source, special, where=where, registry=registry)
+        if isinstance(template, JinjaTemplate):
+            _add_family_stop_words(template, source, model_dir, model_group, registry)
+        return template
     tried = ["the tokenizer has no chat_template"]
     group = None
     if model_group is not None:
