@@ -33,7 +33,7 @@ def test_groups_and_templates_are_registered_one_to_one():
     assert {g.template for g in chat} <= templates  # a group's default template is registered
     # every registered template is some group's default, a revision of a group's family or a named variant
     nlp_templates = [t for t in registry.all(TemplateSpec) if t.component.distribution == "openmind-nlp"]
-    named_only = {"yi"}  # Yi's ChatML format by name (LLaMA-Factory's `yi`); Yi-1.5 folders get `yi1.5`
+    named_only = {"yi", "qwen3_vl_nothink"}  # formats by name (LLaMA-Factory's `yi`, a VL model's text part)
     assert all(t.revisions or t.options or t.name in {g.template for g in chat} | named_only for t in nlp_templates)
     for g in groups.values():
         assert g.architectures and g.model_types and g.hub_ids.get("huggingface") and g.sizes and g.lora_targets

@@ -249,6 +249,24 @@ def test_qwen3_nothink_alias_equals_official_with_thinking_off():
         assert expected.endswith("<think>\n\n</think>\n\n")
 
 
+TEXT_PARTS = {Path(f).stem: meta["text_renderer"] for f, meta in SOURCES.items() if meta.get("text_renderer")}
+
+
+@pytest.mark.parametrize("generation", [False, True], ids=["no-gen", "gen"])
+@pytest.mark.parametrize("stem", sorted(TEXT_PARTS))
+def test_vision_language_text_part_equals_official(stem, generation):
+    """qwen2_vl / qwen3_vl_nothink render text conversations exactly as the VL model's own template."""
+    native = load_template(TEXT_PARTS[stem])
+    cases = [m for k, m in MATRIX.items() if k != "empty-system"] + [[EMPTY_SYSTEM, U1, A1]]
+    calls = [{**m, "content": m["content"] or ""} for m in R1_TOOLS[1:6]]  # its template needs text content
+    tool_cases = [] if stem == "qwen2-vl" else [(calls, [WEATHER]), (calls, None), ([SYSTEM, *calls], [WEATHER])]
+    for messages, tools in [(m, None) for m in cases] + tool_cases:
+        expected = official(stem).render(copy.deepcopy(messages), tools=tools, add_generation_prompt=generation)
+        assert native.render(copy.deepcopy(messages), tools=tools, add_generation_prompt=generation) == expected
+    # a VL folder's own template is never swapped for the text-only renderer
+    assert isinstance(template_for_source(source(stem), special(stem)), JinjaTemplate)
+
+
 # ---- LLaMA-Factory names ------------------------------------------------------------------------
 
 LLAMAFACTORY = {
@@ -258,6 +276,7 @@ LLAMAFACTORY = {
     "qwen2_vl": "qwen2",
     "qwen3": "qwen3",
     "qwen3_nothink": "qwen3_nothink",
+    "qwen3_vl_nothink": "qwen3_vl_nothink",
     "mistral": "mistral",
     "chatglm3": "chatglm3",
     "glm4": "glm4",

@@ -210,3 +210,42 @@ class Yi15Template(NativeTemplate):
             elif m["role"] == "assistant":
                 pieces += [(m["content"] + IM_END, True), ("\n", False)]
         return pieces
+
+
+class Qwen3VLTextTemplate(ChatMLTemplate):
+    """The text part of Qwen/Qwen3-VL-*-Instruct's template (LLaMA-Factory's ``qwen3_vl_nothink``):
+    Qwen3's ChatML and tool format without any thinking block and without a default system
+    prompt. Images and videos need the model's own template (its folder gets it through Jinja).
+    Trained: the answer (and its tool calls) up to ``<|im_end|>``."""
+
+    name = "qwen3_vl_nothink"
+
+    def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
+        first_system = messages[0]["role"] == "system"
+        pieces: Pieces = []
+        if tools:
+            head = IM_START + "system\n" + (messages[0]["content"] + "\n\n" if first_system else "")
+            pieces.append((head + _tool_section(tools), False))
+        elif first_system:
+            pieces.append((turn("system", messages[0]["content"]), False))
+        for i, m in enumerate(messages):
+            role = m["role"]
+            if role == "system" and i:
+                raise self.fail("Qwen3-VL's template only reads a system message in first place", i)
+            if role == "user":
+                pieces.append((turn(role, m["content"]), False))
+            elif role == "assistant":
+                body = m.get("content") or ""
+                for k, call in enumerate(m.get("tool_calls") or []):
+                    if (k == 0 and m.get("content")) or k > 0:
+                        body += "\n"
+                    call = call.get("function") or call
+                    arguments = call.get("arguments")
+                    body += '<tool_call>\n{"name": "' + str(call["name"]) + '", "arguments": '
+                    body += (arguments if isinstance(arguments, str) else tojson(arguments)) + "}\n</tool_call>"
+                pieces += [(IM_START + "assistant\n", False), (body + IM_END, True), ("\n", False)]
+            elif role == "tool":
+                pieces.append((_tool_responses(messages, i, i == 0), False))
+        if add_generation_prompt:
+            pieces.append((IM_START + "assistant\n", False))
+        return pieces

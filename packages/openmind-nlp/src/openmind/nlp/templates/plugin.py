@@ -105,6 +105,12 @@ TEMPLATES = (
         description="Qwen3 with thinking off (enable_thinking=False; LLaMA-Factory's name)",
     ),
     TemplateSpec(
+        name="qwen3_vl_nothink",
+        impl=f"{M}.chatml:Qwen3VLTextTemplate",
+        stop_words=CHATML_STOP,
+        description="Qwen3-VL-Instruct, text part: Qwen3's ChatML and tools without thinking (LLaMA-Factory's name)",
+    ),
+    TemplateSpec(
         name="mistral",
         impl=f"{M}.mistral:MistralTemplate",
         stop_words=("</s>",),
