@@ -20,7 +20,7 @@ from openmind.nlp.templates.plugin import TEMPLATES
 
 REQUIRED = {
     "llama2", "llama3", "qwen2", "qwen2.5", "qwen3", "mistral", "glm4", "gemma2", "internlm2",
-    "baichuan2", "deepseek", "phi3", "yi", "bert", "minilm", "bge", "llama3.1", "deepseek-r1", "gemma3",
+    "baichuan2", "deepseek", "phi3", "yi", "bert", "minilm", "bge", "llama3.1", "deepseek-r1", "gemma3", "internlm3",
 }  # fmt: skip
 
 
@@ -79,6 +79,7 @@ BERT = {"architectures": ["BertModel"], "model_type": "bert"}
         ({"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2"}, None, "gemma2"),
         ({"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3"}, None, "gemma3"),
         ({"architectures": ["InternLM2ForCausalLM"], "model_type": "internlm2"}, None, "internlm2"),
+        ({"architectures": ["InternLM3ForCausalLM"], "model_type": "internlm3"}, None, "internlm3"),
         ({"architectures": ["BaichuanForCausalLM"], "model_type": "baichuan"}, None, "baichuan2"),
         ({"architectures": ["Phi3ForCausalLM"], "model_type": "phi3"}, None, "phi3"),
         ({"model_type": "phi3"}, None, "phi3"),

@@ -42,6 +42,7 @@ SPECIAL = {
     "phi3-mini": {"bos_token": "<s>", "eos_token": "<|endoftext|>"},
     "yi1.5": {"bos_token": "<|startoftext|>", "eos_token": "<|im_end|>"},
     "gemma3": {"bos_token": "<bos>", "eos_token": "<eos>"},
+    "internlm3": {"bos_token": "<s>", "eos_token": "</s>"},
     "deepseek-r1": {"bos_token": "<｜begin▁of▁sentence｜>", "eos_token": "<｜end▁of▁sentence｜>"},
 }
 SOURCES = json.loads((DATA / "SOURCES.json").read_text(encoding="utf-8"))

@@ -249,3 +249,11 @@ class Qwen3VLTextTemplate(ChatMLTemplate):
         if add_generation_prompt:
             pieces.append((IM_START + "assistant\n", False))
         return pieces
+
+
+class InternLM3Template(ChatMLTemplate):
+    """internlm/internlm3-8b-instruct: ``<s>`` + ChatML, no default system prompt, nothing after
+    the last answer."""
+
+    name = "internlm3"
+    bos = "<s>"

@@ -39,6 +39,7 @@ R = {
     "phi3-mini": "93d7bfd74b1ee92c7380c3762a35793967cc30bf341cc51ddea5a74bea687f27",
     "yi1.5": "d46a86f116c926da86c9232a071e325115772dcf7a55e6881c09c6b43e864dc7",
     "gemma3": "8d9e3a3c114fb2053ec500184677af4f7e5f8ec2582443cd535834e68b3ade29",
+    "internlm3": "49aa7cb516942cc5a17d45ed2939828e3b5e4188dc487a3c4b64a570e5b5111f",
 }
 LLAMA3_STOP = ("<|eot_id|>", "<|end_of_text|>")
 LLAMA31_STOP = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>")
@@ -181,6 +182,13 @@ TEMPLATES = (
         revisions=(("internlm2-chat-7b", R["internlm2"]),),
         aliases=("intern2",),
         description="InternLM2-chat: <s> + ChatML (LLaMA-Factory: intern2)",
+    ),
+    TemplateSpec(
+        name="internlm3",
+        impl=f"{M}.chatml:InternLM3Template",
+        stop_words=("<|im_end|>", "</s>"),
+        revisions=(("internlm3-8b-instruct", R["internlm3"]),),
+        description="InternLM3-Instruct: <s> + ChatML",
     ),
     TemplateSpec(
         name="baichuan2",
@@ -474,6 +482,17 @@ GROUPS = (
         lora_targets=("wqkv", "wo", "w1", "w2", "w3"),
         name_pattern=r"internlm2",
         description="InternLM2 / InternLM2.5 chat (remote code; needs --trust-remote-code)",
+    ),
+    ModelGroupSpec(
+        name="internlm3",
+        template="internlm3",
+        tasks=CHAT_TASKS,
+        architectures=("InternLM3ForCausalLM",),
+        model_types=("internlm3",),
+        hub_ids=_hubs(("internlm/internlm3-8b-instruct",), ("Shanghai_AI_Laboratory/internlm3-8b-instruct",)),
+        sizes=("8B",),
+        lora_targets=ATTENTION_MLP,
+        description="InternLM3 instruct (remote code; needs --trust-remote-code)",
     ),
     ModelGroupSpec(
         name="baichuan2",
