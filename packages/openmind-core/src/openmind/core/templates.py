@@ -18,10 +18,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Protocol, runtime_checkable
 
-Message = dict[str, Any]
+from openmind.core.training.layout import IGNORE_INDEX  # noqa: F401  (the label masks' one home)
 
-#: label value of tokens that are not trained (the PyTorch / MindSpore cross-entropy default)
-IGNORE_INDEX = -100
+Message = dict[str, Any]
 
 
 def normalise_template(source: str) -> str:
