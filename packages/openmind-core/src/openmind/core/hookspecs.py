@@ -33,6 +33,7 @@ import pluggy
 if TYPE_CHECKING:
     from openmind.core.specs import (
         CommandSpec,
+        ConfigDialectSpec,
         DatasetSpec,
         HubSpec,
         ModelGroupSpec,
@@ -137,6 +138,16 @@ def openmind_register_commands(register: Callable[[CommandSpec], None]) -> None:
     """Register CLI verbs. ``openmind --help`` lists them without importing their implementation.
 
     :param register: call with one :class:`~openmind.core.specs.CommandSpec` per verb.
+    :returns: nothing.
+    """
+
+
+@hookspec
+def openmind_register_config_dialects(register: Callable[[ConfigDialectSpec], None]) -> None:
+    """Register configuration dialects: another tool's config keys (e.g. LLaMA-Factory's YAML)
+    mapped onto openmind's arguments, passed through to the trainer or reported.
+
+    :param register: call with one :class:`~openmind.core.specs.ConfigDialectSpec` per dialect.
     :returns: nothing.
     """
 

@@ -38,6 +38,7 @@ REGISTRATION_HOOKS = (
     "openmind_register_datasets",
     "openmind_register_hubs",
     "openmind_register_commands",
+    "openmind_register_config_dialects",
 )
 
 

@@ -19,6 +19,7 @@ TemplateSpec       name                        1:1 with a model group
 DatasetSpec        task                        1:1 with a (training) task: its standard format
 HubSpec            name                        pluggable hubs
 CommandSpec        name                        CLI verbs
+ConfigDialectSpec  name                        other tools' config keys mapped onto ours
 =================  ==========================  ===========================================
 """
 
@@ -220,6 +221,21 @@ class CommandSpec(Spec):
     aliases: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class ConfigDialectSpec(Spec):
+    """A configuration dialect: another tool's YAML keys mapped onto openmind's arguments.
+
+    ``impl`` names a :class:`openmind.core.dialects.Dialect` object (pure data: importing it
+    imports no framework). ``priority`` breaks ties of the auto-detection (higher wins); ``aliases``
+    are other names accepted by the ``dialect:`` marker key and ``--dialect``.
+    """
+
+    kind: ClassVar[str] = "config-dialect"
+    name: str
+    aliases: tuple[str, ...] = ()
+    priority: int = 0
+
+
 SPEC_KINDS: dict[str, type[Spec]] = {
     cls.kind: cls
     for cls in (
@@ -233,6 +249,7 @@ SPEC_KINDS: dict[str, type[Spec]] = {
         DatasetSpec,
         HubSpec,
         CommandSpec,
+        ConfigDialectSpec,
     )
 }
 

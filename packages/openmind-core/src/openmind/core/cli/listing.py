@@ -24,6 +24,7 @@ KINDS = {
     "datasets": "dataset",
     "hubs": "hub",
     "commands": "command",
+    "dialects": "config-dialect",
     "plugins": None,
 }
 
@@ -141,6 +142,13 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
         rows = [
             [c.name, ", ".join(c.aliases), c.help, provider(c)]
             for c in sorted(registry.all("command"), key=lambda c: c.name)
+        ]
+        return headers, rows
+    if what == "dialects":
+        headers = ["dialect", "aliases", "priority", "description", "provided by"]
+        rows = [
+            [d.name, ", ".join(d.aliases), str(d.priority), d.description, provider(d)]
+            for d in sorted(registry.all("config-dialect"), key=lambda d: (-d.priority, d.name))
         ]
         return headers, rows
     raise ValueError(what)
