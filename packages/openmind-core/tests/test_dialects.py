@@ -327,3 +327,14 @@ def test_reference_tables_are_complete():
     assert OPENMIND1["lora_target_modules"][0] == "LoraArguments" and "custom_dataset_info" in OPENMIND1
     assert "ddp_timeout" in HF_TRAINING and "per_device_train_batch_size" in HF_TRAINING
     assert all(re.fullmatch(r"[a-z_0-9]+", k) for k in LLAMAFACTORY)
+
+
+def test_migrating_page_lists_every_key_and_name():
+    from openmind.core.compat.migrating import markdown
+
+    text = markdown()
+    for key in list(LLAMAFACTORY) + list(OPENMIND1):
+        assert f"| `{key}` |" in text, key
+    for name in ("OmDataset", "PreTrainer", "openmind.utils.hub", "torch_dtype", "openmind-cli lmeval"):
+        assert name in text
+    assert "| `feature-extraction` | `text2emb` |" in text or "| `feature-extraction` | not available" in text

@@ -8,7 +8,7 @@ from openmind.core.compat.reference_keys import HF_TRAINING
 from openmind.core.dialects import Ignore, Map, Unsupported
 
 
-def drop_none(target: str, note: str = "") -> Map:
+def drop_none(target: str, note: str = "null means openmind's default") -> Map:
     """Rename; a null value means "the default" and is dropped."""
     return Map(None, lambda v: {} if v is None else {target: v}, note)
 

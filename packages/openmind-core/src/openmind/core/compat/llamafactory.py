@@ -62,7 +62,9 @@ RULES = {
     "max_length": Unsupported("pass max_new_tokens", 1024),
     # export (merge_lora examples)
     "export_dir": Map("out"),
-    "export_size": Map(None, lambda v: {} if v is None else {"max_shard_size": f"{int(v)}GB"}),
+    "export_size": Map(
+        None, lambda v: {} if v is None else {"max_shard_size": f"{int(v)}GB"}, "max_shard_size: '<N>GB'"
+    ),
     "export_hub_model_id": Map("push"),
     "export_device": Ignore("openmind merges on the CPU"),
     "export_legacy_format": Unsupported("openmind exports safetensors only", False),

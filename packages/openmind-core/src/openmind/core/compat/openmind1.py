@@ -59,10 +59,14 @@ RULES = {
     ),
     "use_gradient_checkpointing": Map("gradient_checkpointing"),
     "adapter_models": Map("adapter", _one_adapter),
-    "per_shard_size": Map(None, lambda v: {} if v is None else {"max_shard_size": f"{int(v)}GB"}),
+    "per_shard_size": Map(
+        None, lambda v: {} if v is None else {"max_shard_size": f"{int(v)}GB"}, "max_shard_size: '<N>GB'"
+    ),
     "token": Unsupported("set OPENMIND_HUB_TOKEN in the environment (or `openmind pull --token`)", None),
     # data
-    "custom_dataset_info": Map(None, _dataset_info),
+    "custom_dataset_info": Map(
+        None, _dataset_info, "its folder becomes dataset_dir (the file must be named dataset_info.json)"
+    ),
     "subset_name": Unsupported("name a dataset_info entry with a `subset` (LLaMA-Factory layout)", None),
     "split": Unsupported("name a dataset_info entry with a `split`", "train"),
     "preprocessing_num_workers": drop_none("preprocessing_num_workers"),
