@@ -103,6 +103,7 @@ def test_lora_sft_example_maps_every_key(capsys):
     assert ns.model.model == "Qwen/Qwen3-4B-Instruct-2507"
     assert ns.data.dataset == ["identity", "alpaca_en_demo"] and ns.data.dataset_dir == "data"  # LF default
     assert ns.data.cutoff_len == 2048 and ns.data.max_samples == 1000 and ns.data.preprocessing_num_workers == 16
+    assert ns.data.truncation == "proportional"  # LLaMA-Factory cuts prompt and answer in proportion
     assert ns.finetuning.finetuning_type == "lora" and ns.finetuning.lora_target == ["all"]
     t = ns.training
     assert t.mixed_precision == "bf16" and t.learning_rate == 1e-4 and t.gradient_accumulation_steps == 8

@@ -97,3 +97,15 @@ def test_openmind1_train_yaml_with_underscore_flags(tiny_dir, sft_file, tmp_path
     # openMind 1.0's default finetuning type is full: the run folder holds full weights, no adapter
     assert saved["finetuning_type"] == "full" and saved["max_steps"] == 2
     assert (out / "model.safetensors").is_file() and not (out / "adapter_model.safetensors").exists()
+
+
+def test_short_cutoff_truncates_like_llamafactory_instead_of_failing(tiny_dir, tmp_path, in_lf_folder, capsys):
+    """A cutoff shorter than the prompts: LLaMA-Factory keeps part of each answer (proportional
+    truncation, its default here); openmind's right-truncation would leave no trained token (OM-T003)."""
+    argv = ["train", "examples/train_lora/qwen3_lora_sft.yaml", f"model_name_or_path={tiny_dir}", *FAST]
+    rc = main([*argv, f"output_dir={tmp_path / 'a'}", "cutoff_len=24"])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert A.load_run(tmp_path / "a")["truncation"] == "proportional"
+    rc = main([*argv, f"output_dir={tmp_path / 'b'}", "cutoff_len=24", "truncation=right"])
+    assert rc == 1 and "error OM-T003" in capsys.readouterr().err

@@ -80,7 +80,12 @@ class DataArguments:
     )
     val_size: float = arg(0.0, "Fraction (<1) or number of rows held out for evaluation.")
     cutoff_len: int = arg(1024, "Maximum tokens per sample.")
-    truncation: str = arg("right", "What to do with samples over cutoff_len.", ("right", "left", "drop", "error"))
+    truncation: str = arg(
+        "right",
+        "What to do with samples over cutoff_len (proportional: cut each prompt and answer in proportion, "
+        "as LLaMA-Factory does).",
+        ("right", "left", "drop", "error", "proportional"),
+    )
     train_on: str = arg("assistant", "Which turns carry labels.", ("assistant", "all", "last"))
     packing: bool = arg(False, "Pack samples into fixed-length sequences.")
     neat_packing: bool = arg(True, "When packing, keep samples from attending to each other.")

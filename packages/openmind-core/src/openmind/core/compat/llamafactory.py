@@ -79,6 +79,7 @@ DIALECT = Dialect(
     defaults={
         "dataset_dir": "data",
         "cutoff_len": 2048,
+        "truncation": "proportional",
         "neat_packing": False,
         "plot_loss": False,
         "gradient_checkpointing": True,
