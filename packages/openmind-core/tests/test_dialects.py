@@ -137,7 +137,19 @@ def test_every_llamafactory_key_has_a_fate():
         assert dialect.rule(key, native) is not None or key in native, key
 
 
-def test_openmind1_yaml_is_detected_and_mapped(tmp_path, capsys):
+def test_openmind1_yaml_is_detected_and_mapped(tmp_path, capsys, monkeypatch):
+    import json
+
+    monkeypatch.setenv("OPENMIND_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "dataset_info.json").write_text(
+        json.dumps(
+            {
+                "my_sft": {"local_path": "./sft", "file_name": "train.jsonl", "split": "train"},
+                "alpaca_zh_51k": {"hub_url": "AI-Research/alpaca_zh_51k"},
+            }
+        )
+    )
     config = tmp_path / "train_sft.yaml"
     config.write_text(
         "model_name_or_path: /models/qwen2-7b\n"
@@ -146,7 +158,7 @@ def test_openmind1_yaml_is_detected_and_mapped(tmp_path, capsys):
         "finetuning_type: lora\n"
         "lora_target_modules: q_proj,v_proj\n"
         "dataset: alpaca_zh_51k\n"
-        "custom_dataset_info: /data/dataset_info.json\n"
+        f"custom_dataset_info: {tmp_path}/data/dataset_info.json\n"
         "cutoff_len: 1024\n"
         "max_length: 1024\n"
         "output_dir: ./saves\n"
@@ -162,7 +174,13 @@ def test_openmind1_yaml_is_detected_and_mapped(tmp_path, capsys):
     ns = A.parse(TRAIN, config=config)
     assert ns.dialect == "openmind1"
     assert ns.model.model == "/models/qwen2-7b" and ns.finetuning.lora_target == ["q_proj", "v_proj"]
-    assert ns.data.dataset_dir == "/data" and ns.training.mixed_precision == "bf16"
+    assert ns.training.mixed_precision == "bf16"
+    # 1.0's dataset_info entries, rewritten to the layout the data engine reads
+    registry = json.loads((Path(ns.data.dataset_dir) / "dataset_info.json").read_text())
+    assert registry == {
+        "alpaca_zh_51k": {"om_hub_url": "AI-Research/alpaca_zh_51k"},
+        "my_sft": {"file_name": str(tmp_path / "data" / "sft" / "train.jsonl"), "split": "train"},
+    }
     assert ns.training.gradient_checkpointing is True  # 1.0's default
     assert "lora_target_modules' -> lora_target: 'q_proj,v_proj'" in capsys.readouterr().err
 

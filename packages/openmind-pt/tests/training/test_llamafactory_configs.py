@@ -75,9 +75,23 @@ def test_kto_example_fails_with_its_coded_error_before_loading(tiny_dir, tmp_pat
 
 
 def test_openmind1_train_yaml_with_underscore_flags(tiny_dir, sft_file, tmp_path, capsys):
+    import json
+
+    # 1.0's default format is alpaca: the reversal rows as instruction/output, in a local_path entry
+    rows = [json.loads(line)["messages"] for line in sft_file.read_text().splitlines()]
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.jsonl").write_text(
+        "".join(json.dumps({"instruction": m[0]["content"], "output": m[1]["content"]}) + "\n" for m in rows)
+    )
+    (tmp_path / "custom_dataset_info.json").write_text(
+        json.dumps({"reversal": {"local_path": "data", "file_name": "train.jsonl"}})
+    )
     config = tmp_path / "train_sft_full.yaml"
     config.write_text(
         f"model_name_or_path: {tiny_dir}\n"
+        "dataset: reversal\n"
+        f"custom_dataset_info: {tmp_path / 'custom_dataset_info.json'}\n"
         "stage: sft\n"
         "do_train: true\n"
         "per_device_train_batch_size: 4\n"
@@ -89,13 +103,13 @@ def test_openmind1_train_yaml_with_underscore_flags(tiny_dir, sft_file, tmp_path
         "report_to: none\n"
     )
     out = tmp_path / "run"
-    rc = main(["train", str(config), "--dataset", str(sft_file), "--output_dir", str(out), "--max_steps", "2"])
+    rc = main(["train", str(config), "--output_dir", str(out), "--max_steps", "2"])
     err = capsys.readouterr().err
     assert rc == 0, err
     assert "openMind 1.0 key 'max_length' ignored" in err
     saved = A.load_run(out)
     # openMind 1.0's default finetuning type is full: the run folder holds full weights, no adapter
-    assert saved["finetuning_type"] == "full" and saved["max_steps"] == 2
+    assert saved["finetuning_type"] == "full" and saved["max_steps"] == 2 and saved["dataset"] == ["reversal"]
     assert (out / "model.safetensors").is_file() and not (out / "adapter_model.safetensors").exists()
 
 

@@ -9,7 +9,10 @@ checkpointing on).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+from pathlib import Path
 from typing import Any
 
 from openmind.core.compat.common import PASSTHROUGH, TRAINER_RULES, _truthy, drop_none
@@ -18,18 +21,43 @@ from openmind.core.dialects import Dialect, Ignore, Map, Unsupported
 
 
 def _dataset_info(value: Any) -> dict[str, Any]:
+    """1.0's ``custom_dataset_info`` (a JSON file of ``name: {local_path | hub_url, file_name, ...}``)
+    -> ``dataset_dir`` holding the same entries in the LLaMA-Factory layout the data engine reads
+    (``local_path`` [+ ``file_name``] -> an absolute ``file_name``, ``hub_url`` -> ``om_hub_url``;
+    ``formatting``, ``columns``, ``subset``, ``split``, ``folder``, ``num_samples`` kept)."""
     if value is None:
         return {}
-    path = str(value)
-    name = os.path.basename(path)
-    if name in ("dataset_info.json", "dataset_info.yaml", "dataset_info.yml") or name.endswith(
-        (".dataset.json", ".dataset.yaml", ".dataset.yml")
-    ):
-        return {"dataset_dir": os.path.dirname(path) or "."}
-    raise ValueError(
-        f"openmind reads dataset registries from a folder: rename {name!r} to dataset_info.json "
-        "(or NAME.dataset.json) and set dataset_dir to its folder"
-    )
+    path = Path(os.path.expanduser(str(value)))
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read {str(path)!r}: {exc}") from None
+    if not isinstance(entries, dict):
+        raise ValueError(f"{str(path)!r} must hold a JSON object of dataset entries")
+    base = path.parent.resolve()
+    converted: dict[str, Any] = {}
+    for name, entry in entries.items():
+        if not isinstance(entry, dict):
+            raise ValueError(f"entry {name!r} must be an object")
+        out = {k: v for k, v in entry.items() if k not in ("local_path", "hub_url", "file_name", "num_samples")}
+        if "hub_url" in entry:
+            out["om_hub_url"] = entry["hub_url"]
+        elif "local_path" in entry or "file_name" in entry:
+            local = Path(os.path.expanduser(str(entry.get("local_path", "."))))
+            local = local if local.is_absolute() else base / local
+            out["file_name"] = str(local / entry["file_name"]) if entry.get("file_name") else str(local)
+        else:
+            raise ValueError(f"entry {name!r} has neither local_path nor hub_url (1.0) nor file_name")
+        if "num_samples" in entry:
+            out["num_samples"] = entry["num_samples"]
+        converted[name] = out
+    from openmind.core.paths import cache_root
+
+    text = json.dumps(converted, indent=2, ensure_ascii=False, sort_keys=True)
+    folder = cache_root() / "compat" / f"dataset_info-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "dataset_info.json").write_text(text, encoding="utf-8")
+    return {"dataset_dir": str(folder)}
 
 
 def _one_adapter(value: Any) -> Any:
@@ -65,7 +93,7 @@ RULES = {
     "token": Unsupported("set OPENMIND_HUB_TOKEN in the environment (or `openmind pull --token`)", None),
     # data
     "custom_dataset_info": Map(
-        None, _dataset_info, "its folder becomes dataset_dir (the file must be named dataset_info.json)"
+        None, _dataset_info, "1.0 entries (local_path, hub_url) rewritten to the LLaMA-Factory layout -> dataset_dir"
     ),
     "subset_name": Unsupported("name a dataset_info entry with a `subset` (LLaMA-Factory layout)", None),
     "split": Unsupported("name a dataset_info entry with a `split`", "train"),
