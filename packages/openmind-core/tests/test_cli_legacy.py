@@ -29,6 +29,7 @@ from openmind.core.errors import OpenMindError
           "--eval-batch-size", "4"]),
         (["train", "sft.yaml"], ["train", "sft.yaml"]),
         (["env"], ["env"]),
+        (["deploy", "./m", "--npu_device_ids", "0"], ["deploy", "./m", "--device", "npu:0"]),
     ],
 )  # fmt: skip
 def test_translate(old, new):

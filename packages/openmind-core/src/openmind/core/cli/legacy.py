@@ -39,7 +39,6 @@ _DROPPED = {
     "--force_download": "use `openmind cache clean` first",
     "--local_files_only": "set OPENMIND_OFFLINE=1",
     "--repo_type": "models only",
-    "--npu_device_ids": "use --device npu:N",
     "--docker": "not supported",
     "--yaml_path": "pass the YAML as CONFIG",
 }
@@ -77,6 +76,12 @@ def _drop(argv: list[str], notes: list[str]) -> list[str]:
         value, argv = _take(argv, flag)
         if value is not None:
             notes.append(f"{flag} dropped ({why})")
+    ids, argv = _take(argv, "--npu_device_ids")
+    if ids is not None:
+        first = ids.split(",")[0].strip()
+        argv += ["--device", f"npu:{first}"]
+        if "," in ids:
+            notes.append(f"--npu_device_ids {ids}: one device per process (npu:{first}); use --nproc for several")
     return argv
 
 
