@@ -34,15 +34,50 @@ _LAZY = {
     "AutoModelForMaskedLM": "openmind.pt.auto:AutoModelForMaskedLM",
     "Trainer": "openmind.pt.auto:Trainer",
     "TrainingArguments": "openmind.pt.auto:TrainingArguments",
+    "AutoFeatureExtractor": "openmind.pt.auto:AutoFeatureExtractor",
+    "AutoImageProcessor": "openmind.pt.auto:AutoImageProcessor",
+    "AutoProcessor": "openmind.pt.auto:AutoProcessor",
+    # openMind 1.0's availability helpers, logging and datasets (import-light)
+    "get_framework": "openmind.core.compat.availability:get_framework",
+    "is_ms_available": "openmind.core.compat.availability:is_ms_available",
+    "is_torch_npu_available": "openmind.core.compat.availability:is_torch_npu_available",
+    "is_mindformers_available": "openmind.core.compat.availability:is_mindformers_available",
+    "is_transformers_available": "openmind.core.compat.availability:is_transformers_available",
+    "is_diffusers_available": "openmind.core.compat.availability:is_diffusers_available",
+    "is_mindone_available": "openmind.core.compat.availability:is_mindone_available",
+    "is_mindnlp_available": "openmind.core.compat.availability:is_mindnlp_available",
+    "is_tokenizers_available": "openmind.core.compat.availability:is_tokenizers_available",
+    "is_lmeval_available": "openmind.core.compat.availability:is_lmeval_available",
+    "is_lmdeploy_available": "openmind.core.compat.availability:is_lmdeploy_available",
+    "logging": "openmind.utils.logging",
+    "OmDataset": "openmind.omdatasets:OmDataset",
 }
 
-__all__ = ["__version__", *_LAZY]
+#: openMind 1.0 names 2.x does not carry: name -> the 2.x replacement (OM-C001 on access).
+_REMOVED = {
+    "PreTrainer": "openmind.train(stage='pt', ...) or `openmind train --stage pt` (PyTorch pre-training, "
+    "torchrun/accelerate/DeepSpeed through --nproc/--deepspeed)",
+    "PreTrainingArguments": "the unified training arguments: openmind.train(stage='pt', learning_rate=..., ...) "
+    "or a YAML file for `openmind train`",
+}
+
+__all__ = ["__version__", *_LAZY, *_REMOVED]
 
 
 def __getattr__(name: str):
     target = _LAZY.get(name)
     if target is None:
+        if name in _REMOVED:
+            from openmind.core.compat.errors import C_REMOVED
+
+            raise C_REMOVED.error(f"openmind.{name} (openMind 1.0) is not part of openmind 2.x; use {_REMOVED[name]}")
         raise AttributeError(f"module 'openmind' has no attribute {name!r}")
+    if ":" not in target:  # a module
+        import importlib
+
+        value = importlib.import_module(target)
+        globals()[name] = value
+        return value
     from openmind.core.lazy import import_string
 
     value = import_string(target, feature=f"openmind.{name}")
@@ -51,4 +86,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_REMOVED))

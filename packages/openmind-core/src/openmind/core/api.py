@@ -125,7 +125,11 @@ def pipeline(
     :param model: a local folder, a run folder or a hub id.
     :param framework: ``auto`` | ``pt`` | ``ms`` (``OPENMIND_FRAMEWORK`` when auto).
     :param device: ``auto`` | ``cpu`` | ``cuda:N`` | ``npu:N``.
-    :param dtype: ``auto`` | ``float32`` | ``float16`` | ``bfloat16``.
+    :param dtype: ``auto`` | ``float32`` | ``float16`` | ``bfloat16`` (or a ``torch.dtype``).
+
+    openMind 1.0's and transformers' keywords are accepted too (``torch_dtype``, ``device_map``,
+    ``model_kwargs``, ``backend``, ``config``, ``cache_dir``, model/tokenizer objects, an int
+    ``device``): see :mod:`openmind.core.compat.pipeline_args`.
 
     Example::
 
@@ -133,6 +137,12 @@ def pipeline(
         chat = pipeline("chat", model="./my-model")
         chat([{"role": "user", "content": "Hi"}])
     """
+    from openmind.core.compat.pipeline_args import normalise
+
+    # openMind 1.0 / transformers keywords (torch_dtype, device_map, model_kwargs, backend, objects ...)
+    kwargs.update(framework=framework, device=device, dtype=dtype)
+    model = normalise(model, kwargs)
+    framework, device, dtype = kwargs.pop("framework", "auto"), kwargs.pop("device"), kwargs.pop("dtype")
     registry = get_registry()
     if model is not None:
         model = resolve_model(model, revision=kwargs.pop("revision", None), hub=kwargs.pop("hub", None))

@@ -16,7 +16,6 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import os
 import types
@@ -25,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from openmind.core.errors import A_BAD_FILE, A_BAD_VALUE, A_UNKNOWN_KEY
+from openmind.core.errors import A_BAD_FILE, A_BAD_VALUE, A_UNKNOWN_KEY, ArgumentError
 from openmind.core.pipelines.base import DEFAULT_MAX_NEW_TOKENS
 
 ARGS_FILE = "openmind_args.yaml"
@@ -117,7 +116,12 @@ class DataArguments:
     formatting: str = arg("auto", "Input format of the rows (a registered dataset format).", _data_formats)
     val_size: float = arg(0.0, "Fraction (<1) or number of rows held out for evaluation.")
     cutoff_len: int = arg(1024, "Maximum tokens per sample.")
-    truncation: str = arg("right", "What to do with samples over cutoff_len.", ("right", "left", "drop", "error"))
+    truncation: str = arg(
+        "right",
+        "What to do with samples over cutoff_len (proportional: cut each prompt and answer in proportion, "
+        "as LLaMA-Factory does).",
+        ("right", "left", "drop", "error", "proportional"),
+    )
     train_on: str = arg("assistant", "Which turns carry labels.", ("assistant", "all", "last"))
     packing: bool = arg(False, "Pack samples into fixed-length sequences.")
     neat_packing: bool = arg(True, "When packing, keep samples from attending to each other.")
@@ -174,6 +178,11 @@ class TrainingArguments:
     fsdp: str | None = arg(None, "FSDP options (passed through accelerate).")
     report_to: list[str] = arg(["tensorboard"], "Loggers: tensorboard, none.")
     plot_loss: bool = arg(True, "Write a loss-curve PNG at the end.")
+    trainer_args: dict[str, Any] = arg(
+        {},
+        "Extra keys passed unchanged to the framework trainer (PyTorch: transformers TrainingArguments), "
+        "e.g. {dataloader_num_workers: 4}; LLaMA-Factory / openMind 1.0 files fill it from their trainer keys.",
+    )
 
 
 @dataclass
@@ -338,6 +347,12 @@ def convert(key: str, value: Any, tp: Any, choices: tuple | None = None, where: 
             elif not isinstance(value, (list, tuple)):
                 value = [value]
             return [convert(key, v, item_tp, None, where) for v in value]
+        if inner is dict or origin is dict:
+            if isinstance(value, str):
+                value = json.loads(value) if value.strip() else {}
+            if not isinstance(value, dict):
+                raise ValueError("expected a mapping (YAML mapping or JSON object)")
+            return dict(value)
         if origin is Literal:
             choices = typing.get_args(inner)
             inner = type(choices[0])
@@ -374,6 +389,37 @@ def convert(key: str, value: Any, tp: Any, choices: tuple | None = None, where: 
 
 def load_file(path: str | os.PathLike) -> dict[str, Any]:
     """Read a YAML or JSON argument file (flat, or nested by group name)."""
+    return load_file_lines(path)[0]
+
+
+def _key_lines(text: str, suffix: str) -> dict[str, int]:
+    """1-based line of each key (top level, and one level down for group sections)."""
+    lines: dict[str, int] = {}
+    if suffix == ".json":
+        import re
+
+        for number, line in enumerate(text.splitlines(), 1):
+            for match in re.finditer(r'"([^"\\]+)"\s*:', line):
+                lines.setdefault(match.group(1), number)
+        return lines
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except Exception:
+        return lines
+    if not isinstance(node, yaml.MappingNode):
+        return lines
+    for key, value in node.value:
+        lines.setdefault(str(key.value), key.start_mark.line + 1)
+        if key.value in GROUPS and isinstance(value, yaml.MappingNode):
+            for sub, _ in value.value:
+                lines.setdefault(str(sub.value), sub.start_mark.line + 1)
+    return lines
+
+
+def load_file_lines(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, int]]:
+    """:func:`load_file` plus the line of each key (for ``file:line`` in errors)."""
     p = Path(path)
     if p.is_dir():
         p = p / ARGS_FILE
@@ -406,17 +452,23 @@ def load_file(path: str | os.PathLike) -> dict[str, Any]:
             flat.update(value)
         else:
             flat[key] = value
-    return flat
+    return flat, _key_lines(text, p.suffix)
 
 
 def parse_overrides(tokens: list[str]) -> dict[str, Any]:
-    """Turn ``--key value`` / ``--key=value`` / ``--flag`` tokens into a mapping (raw strings)."""
+    """Turn ``--key value`` / ``--key=value`` / ``--flag`` / ``key=value`` (llamafactory-cli style)
+    tokens into a mapping (raw strings). A value may start with ``-`` (``--learning-rate -1e-4``)."""
     out: dict[str, Any] = {}
     i = 0
     while i < len(tokens):
         token = tokens[i]
         if not token.startswith("--"):
-            raise A_UNKNOWN_KEY.error(f"unexpected argument {token!r}; options are written --key value")
+            key, eq, value = token.partition("=")
+            if not eq or not key.replace("-", "_").isidentifier():
+                raise A_UNKNOWN_KEY.error(
+                    f"unexpected argument {token!r}; options are written --key value or key=value"
+                )
+            token = f"--{key}={value}"
         key, eq, value = token[2:].partition("=")
         key = key.replace("-", "_")
         if not eq:
@@ -441,44 +493,80 @@ def parse(
     config: str | os.PathLike | dict | None = None,
     overrides: list[str] | dict[str, Any] | None = None,
     base: dict[str, Any] | None = None,
+    dialect: str | None = None,
+    prefer_dialect: str | None = None,
 ) -> Namespace:
     """Resolve arguments for ``groups`` from (lowest to highest precedence) ``base`` (e.g. a run
     folder's saved arguments), ``config`` (a YAML/JSON file or mapping) and ``overrides``
     (``--key value`` tokens or a mapping). Keys of other known groups are ignored when they come
     from ``base`` and rejected (with the group that owns them) when given explicitly.
+
+    Keys of another tool (LLaMA-Factory, openMind 1.0) are translated by a registered config
+    dialect (:mod:`openmind.core.dialects`): ``dialect`` names it, else a ``dialect:`` key in the
+    file, else it is detected from the keys (``prefer_dialect`` breaks ties). Every problem of the
+    input (unknown or unsupported keys, invalid values) is reported at once, with ``file:line``.
     """
+    from openmind.core import dialects as D
+
     index = _key_index(groups)
+    native = {key: group for key, (group, _) in index.items()}
     wanted = {g: group_class(g) for g in groups}
     values: dict[str, tuple[Any, str | None]] = {}
     for key, value in (base or {}).items():
         if key in index and index[key][0] in wanted:
             values[key] = (value, "saved run arguments")
     explicit: set[str] = set()
-    sources: list[tuple[dict[str, Any], str | None]] = []
+    sources: list[tuple[dict[str, Any], str | None, dict[str, int]]] = []
     if config is not None:
         if isinstance(config, dict):
-            sources.append((config, None))
+            sources.append((dict(config), None, {}))
         else:
-            sources.append((load_file(config), str(config)))
+            mapping, lines = load_file_lines(config)
+            sources.append((mapping, str(config), lines))
     if overrides:
-        sources.append((parse_overrides(overrides) if isinstance(overrides, list) else dict(overrides), "command line"))
-    allowed = [k for k, (g, _) in index.items() if g in wanted]
-    for mapping, where in sources:
-        for key, value in mapping.items():
-            norm = key.replace("-", "_")
-            if norm not in index or index[norm][0] not in wanted:
-                owner = (
-                    f" (it belongs to the {index[norm][0]!r} arguments, which this command does not take)"
-                    if norm in index
-                    else ""
-                )
-                close = difflib.get_close_matches(norm, allowed, n=3, cutoff=0.6)
-                hint = f"Did you mean {', '.join(repr(c) for c in close)}?" if close else None
-                raise A_UNKNOWN_KEY.error(
-                    f"unknown argument {key!r}{owner}", hint=hint or A_UNKNOWN_KEY.hint, location=where
-                )
-            values[norm] = (value, where)
-            explicit.add(norm)
+        given = parse_overrides(overrides) if isinstance(overrides, list) else dict(overrides)
+        sources.append((given, "command line", {}))
+
+    chosen = None
+    for mapping, _, _ in sources:
+        if mapping.get(D.MARKER) is not None:
+            dialect = dialect or str(mapping[D.MARKER])
+    if dialect:
+        chosen = D.load(dialect)
+    else:
+        keys = [str(k).replace("-", "_") for mapping, _, _ in sources for k in mapping]
+        if any(k not in native for k in keys):
+            chosen = D.detect(keys, native, prefer=prefer_dialect)
+    if chosen is not None:
+        for key, value in chosen.defaults.items():
+            if native.get(key) in wanted and key not in values:
+                values[key] = (value, f"{chosen.title} default")
+
+    notes: list[str] = []
+    problems: list[tuple[str | None, str, str]] = []
+    passed: dict[str, Any] = {}
+    for mapping, where, lines in sources:
+        tr = D.translate(mapping, dialect=chosen, native=native, wanted=set(wanted), source=where, lines=lines)
+        for key, (value, loc) in tr.values.items():
+            values[key] = (value, loc)
+            explicit.add(key)
+        passed.update(tr.trainer_args)
+        notes += tr.notes
+        problems += [(loc, msg, A_UNKNOWN_KEY.code if unknown else "OM-C002") for loc, msg, unknown in tr.problems]
+    if chosen is not None and chosen.finalize is not None:
+        flat = {k: v for k, (v, _) in values.items()}
+        for key, value in chosen.finalize(dict(flat)).items():
+            if flat.get(key, object()) != value and native.get(key) in wanted:
+                values[key] = (value, values.get(key, (None, f"{chosen.title} rule"))[1])
+    if passed:
+        if "training" in wanted:
+            previous, loc = values.get("trainer_args", ({}, None))
+            previous = convert("trainer_args", previous, dict[str, Any], None, loc)
+            values["trainer_args"] = ({**passed, **previous}, loc)
+            explicit.add("trainer_args")
+        else:
+            notes += [f"trainer key {k!r} is not used by this command" for k in passed]
+
     built: dict[str, Any] = {}
     for name, cls in wanted.items():
         hints = _type_hints(cls)
@@ -486,9 +574,42 @@ def parse(
         for f in dataclasses.fields(cls):
             if f.name in values:
                 value, where = values[f.name]
-                kwargs[f.name] = convert(f.name, value, hints[f.name], choices_of(f), where)
+                try:
+                    kwargs[f.name] = convert(f.name, value, hints[f.name], choices_of(f), where)
+                except ArgumentError as exc:
+                    problems.append((exc.location, exc.message, exc.code))
         built[name] = cls(**kwargs)
-    return Namespace(built, explicit)
+    if problems:
+        raise _problems_error(problems, chosen)
+    if notes:
+        D.print_notes(notes)
+    ns = Namespace(built, explicit)
+    ns.dialect = chosen.name if chosen is not None else None  # type: ignore[attr-defined]
+    ns.notes = notes  # type: ignore[attr-defined]
+    return ns
+
+
+def _problems_error(problems: list[tuple[str | None, str, str]], dialect: Any) -> ArgumentError:
+    """One error for every problem of the input; its code is the most basic one among them."""
+    import openmind.core.compat.errors  # noqa: F401 - declares OM-C002
+    from openmind.core.errors import CODES
+
+    order = [A_UNKNOWN_KEY.code, "OM-C002", A_BAD_VALUE.code]
+    code = min((c for _, _, c in problems), key=lambda c: order.index(c) if c in order else len(order))
+    if len(problems) == 1:
+        where, message, _ = problems[0]
+        hint = None
+        if "did you mean" in message:
+            message, _, close = message.partition("; did you mean ")
+            hint = f"Did you mean {close}"
+        err = CODES[code].error(message, location=where, hint=hint)
+    else:
+        lines = [f"{len(problems)} problems in the arguments:"]
+        lines += [f"  {where or 'arguments'}: {message}" for where, message, _ in problems]
+        err = CODES[code].error("\n".join(lines), location=problems[0][0])
+    if dialect is not None:
+        err.message += f"\n  (keys read as {dialect.title}; docs/MIGRATING.md lists its keys and their openmind form)"
+    return err  # type: ignore[return-value]
 
 
 def save(ns: Namespace, folder: str | os.PathLike) -> Path:

@@ -6,8 +6,9 @@ Registered through the same hooks as any third-party plugin (see ``DEFAULT_PLUGI
 
 from __future__ import annotations
 
+import openmind.core.compat.errors  # noqa: F401 - declares the OM-C codes (docs/errors.md)
 from openmind.core.hookspecs import hookimpl
-from openmind.core.specs import CommandSpec, FrameworkSpec
+from openmind.core.specs import CommandSpec, ConfigDialectSpec, FrameworkSpec
 
 
 @hookimpl
@@ -56,5 +57,26 @@ def openmind_register_frameworks(register):
             modules=("mindspore",),
             priority=50,
             description="MindSpore (CPU, Ascend, GPU)",
+        )
+    )
+
+
+@hookimpl
+def openmind_register_config_dialects(register):
+    register(
+        ConfigDialectSpec(
+            name="llamafactory",
+            impl="openmind.core.compat.llamafactory:DIALECT",
+            aliases=("llama-factory", "lf"),
+            priority=10,
+            description="LLaMA-Factory 0.9.5 YAML (llamafactory-cli train/chat/export files)",
+        )
+    )
+    register(
+        ConfigDialectSpec(
+            name="openmind1",
+            impl="openmind.core.compat.openmind1:DIALECT",
+            aliases=("openmind-1.0", "om1"),
+            description="openMind 1.0 YAML (openmind-cli train/export files)",
         )
     )

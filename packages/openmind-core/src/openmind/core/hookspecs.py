@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from openmind.core.specs import (
         ArgumentGroupSpec,
         CommandSpec,
+        ConfigDialectSpec,
         DatasetFormatSpec,
         DatasetSpec,
         EvalKindSpec,
@@ -181,6 +182,16 @@ def openmind_register_eval_kinds(register: Callable[[EvalKindSpec], None]) -> No
     """Register kinds of evaluation tasks (how an evaluation item is scored).
 
     :param register: call with one :class:`~openmind.core.specs.EvalKindSpec` per kind.
+    :returns: nothing.
+    """
+
+
+@hookspec
+def openmind_register_config_dialects(register: Callable[[ConfigDialectSpec], None]) -> None:
+    """Register configuration dialects: another tool's config keys (e.g. LLaMA-Factory's YAML)
+    mapped onto openmind's arguments, passed through to the trainer or reported.
+
+    :param register: call with one :class:`~openmind.core.specs.ConfigDialectSpec` per dialect.
     :returns: nothing.
     """
 

@@ -43,6 +43,7 @@ REGISTRATION_HOOKS = (
     "openmind_register_routes",
     "openmind_register_eval_kinds",
     "openmind_register_dataset_formats",
+    "openmind_register_config_dialects",
 )
 
 

@@ -23,6 +23,7 @@ FrameworkSpec      name                        a framework (pt, ms, ...): availa
 ArgumentGroupSpec  name                        a unified argument group added to some verbs
 RouteSpec          (path, methods)             an HTTP route of ``openmind deploy``'s server
 EvalKindSpec       name                        a kind of evaluation task (how items are scored)
+ConfigDialectSpec  name                        other tools' config keys mapped onto ours
 =================  ==========================  ===========================================
 """
 
@@ -335,6 +336,21 @@ class EvalKindSpec(Spec):
     capability: str = "generative"
 
 
+@dataclass(frozen=True)
+class ConfigDialectSpec(Spec):
+    """A configuration dialect: another tool's YAML keys mapped onto openmind's arguments.
+
+    ``impl`` names a :class:`openmind.core.dialects.Dialect` object (pure data: importing it
+    imports no framework). ``priority`` breaks ties of the auto-detection (higher wins); ``aliases``
+    are other names accepted by the ``dialect:`` marker key and ``--dialect``.
+    """
+
+    kind: ClassVar[str] = "config-dialect"
+    name: str
+    aliases: tuple[str, ...] = ()
+    priority: int = 0
+
+
 SPEC_KINDS: dict[str, type[Spec]] = {
     cls.kind: cls
     for cls in (
@@ -353,6 +369,7 @@ SPEC_KINDS: dict[str, type[Spec]] = {
         RouteSpec,
         EvalKindSpec,
         DatasetFormatSpec,
+        ConfigDialectSpec,
     )
 }
 

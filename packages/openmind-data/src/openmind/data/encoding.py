@@ -34,7 +34,7 @@ from openmind.data.formats import for_template, parse_tools
 
 #: row status codes written by the encoder (counted in the report, see preparation.py)
 OK, TRUNCATED, DROPPED, TOO_LONG, NO_LABELS = 0, 1, 2, 3, 4
-TRUNCATIONS = ("right", "left", "drop", "error")
+TRUNCATIONS = ("right", "left", "drop", "error", "proportional")
 TRAIN_ON = ("assistant", "all", "last")
 
 
@@ -210,6 +210,9 @@ class Encoder:
             ids, labels, status = ids[:n], labels[:n], TRUNCATED
         elif self.truncation == "left":
             ids, labels, status = ids[-n:], labels[-n:], TRUNCATED
+        elif self.truncation == "proportional":
+            ids, labels = proportional_cut(ids, labels, n)
+            status = TRUNCATED
         elif self.truncation == "drop":
             status = DROPPED
         else:
@@ -357,3 +360,46 @@ def encode_rows(encoder: Encoder, rows: list[dict[str, Any]]) -> list[dict[str, 
     batch.setdefault("_row", list(range(len(rows))))
     out = encoder(batch)
     return [{k: out[k][i] for k in out} for i in range(len(rows))]
+
+
+def infer_seqlen(source_len: int, target_len: int, cutoff_len: int) -> tuple[int, int]:
+    """LLaMA-Factory's split of a budget between a prompt and its answer (``data/processor/
+    processor_utils.py:infer_seqlen``, 0.9.5): short answers are kept whole, else the two are cut in
+    proportion to their lengths."""
+    if target_len * 2 < cutoff_len:
+        max_target_len = cutoff_len
+    elif source_len * 2 < cutoff_len:
+        max_target_len = cutoff_len - source_len
+    else:
+        max_target_len = int(cutoff_len * (target_len / (source_len + target_len)))
+    new_target_len = min(max_target_len, target_len)
+    max_source_len = max(cutoff_len - new_target_len, 0)
+    new_source_len = min(max_source_len, source_len)
+    return new_source_len, new_target_len
+
+
+def proportional_cut(ids: list[int], labels: list[int], cutoff_len: int) -> tuple[list[int], list[int]]:
+    """``truncation: proportional`` (LLaMA-Factory's behaviour): the sequence is read as turns of
+    (prompt tokens, trained tokens) -- runs of masked and unmasked labels -- and each turn keeps the
+    head of its prompt and of its answer as :func:`infer_seqlen` splits the budget left, in order."""
+    turns: list[tuple[int, int, int, int]] = []  # (source start, source end, target start, target end)
+    i, n = 0, len(ids)
+    while i < n:
+        s0 = i
+        while i < n and labels[i] == IGNORE_INDEX:
+            i += 1
+        t0 = i
+        while i < n and labels[i] != IGNORE_INDEX:
+            i += 1
+        turns.append((s0, t0, t0, i))
+    out_ids: list[int] = []
+    out_labels: list[int] = []
+    total = 0
+    for s0, s1, t0, t1 in turns:
+        if total >= cutoff_len:
+            break
+        s_len, t_len = infer_seqlen(s1 - s0, t1 - t0, cutoff_len - total)
+        out_ids += ids[s0 : s0 + s_len] + ids[t0 : t0 + t_len]
+        out_labels += labels[s0 : s0 + s_len] + labels[t0 : t0 + t_len]
+        total += s_len + t_len
+    return out_ids, out_labels

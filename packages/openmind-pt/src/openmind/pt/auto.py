@@ -31,11 +31,14 @@ from openmind.pt.pipelines.loading import has_weights
 
 __all__ = [
     "AutoConfig",
+    "AutoFeatureExtractor",
+    "AutoImageProcessor",
     "AutoModel",
     "AutoModelForCausalLM",
     "AutoModelForMaskedLM",
     "AutoModelForSequenceClassification",
     "AutoModelForTokenClassification",
+    "AutoProcessor",
     "AutoTokenizer",
 ]
 #: also available lazily (module ``__getattr__``): Trainer, TrainingArguments
@@ -89,6 +92,18 @@ class AutoConfig(_SecureFromPretrained, transformers.AutoConfig):
 
 
 class AutoTokenizer(_SecureFromPretrained, transformers.AutoTokenizer):
+    pass
+
+
+class AutoFeatureExtractor(_SecureFromPretrained, transformers.AutoFeatureExtractor):
+    pass
+
+
+class AutoImageProcessor(_SecureFromPretrained, transformers.AutoImageProcessor):
+    pass
+
+
+class AutoProcessor(_SecureFromPretrained, transformers.AutoProcessor):
     pass
 
 

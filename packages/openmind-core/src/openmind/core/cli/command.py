@@ -52,6 +52,13 @@ class Command(abc.ABC):
         if groups:
             from openmind.core import args as A
 
+            parser.add_argument(
+                "--dialect",
+                metavar="NAME",
+                default=None,
+                help="Read the config's keys as this tool's (llamafactory, openmind1; `openmind list dialects`); "
+                "default: a `dialect:` key in the file, else detected from the keys.",
+            )
             A.add_to_parser(parser, groups)
 
     def resolve(self, ns: argparse.Namespace, groups: tuple[str, ...] | None = None) -> A.Namespace:
@@ -64,6 +71,10 @@ class Command(abc.ABC):
         for key, value in vars(ns).items():
             if key in keys:
                 given[key] = "true" if value is None else value
+        # options argparse does not know (another tool's keys, key=value overrides): see cli.main
+        extra = getattr(ns, "_extra_overrides", None)
+        if extra:
+            given.update(A.parse_overrides(list(extra)))
         config = getattr(ns, "config", None)
         base = None
         if config is not None:
@@ -75,7 +86,14 @@ class Command(abc.ABC):
                     # a plain model folder given positionally
                     given.setdefault("model", config)
                 config = None
-        return A.parse(groups, config=config, overrides=given, base=base)
+        return A.parse(
+            groups,
+            config=config,
+            overrides=given,
+            base=base,
+            dialect=getattr(ns, "dialect", None),
+            prefer_dialect=getattr(ns, "_prefer_dialect", None),
+        )
 
     @abc.abstractmethod
     def run(self, args: argparse.Namespace) -> int:

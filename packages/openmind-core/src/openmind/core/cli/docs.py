@@ -1,4 +1,4 @@
-"""``openmind docs``: generate ``docs/SUPPORT.md`` and ``docs/errors.md`` from the source.
+"""``openmind docs``: generate ``docs/SUPPORT.md``, ``docs/errors.md`` and ``docs/MIGRATING.md`` from the source.
 
 Both are generated, never edited by hand; ``--check`` fails when the committed files are stale
 (a test runs it). Machine-dependent state (installed versions) is left out so the output is
@@ -75,7 +75,9 @@ class DocsCommand(Command):
 
     def run(self, args: argparse.Namespace) -> int:
         out = Path(args.out)
-        files = {"SUPPORT.md": support_markdown(), "errors.md": errors_markdown()}
+        from openmind.core.compat.migrating import markdown as migrating_markdown
+
+        files = {"SUPPORT.md": support_markdown(), "errors.md": errors_markdown(), "MIGRATING.md": migrating_markdown()}
         stale = []
         for name, text in files.items():
             path = out / name

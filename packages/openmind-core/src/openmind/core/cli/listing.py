@@ -29,6 +29,7 @@ KINDS = {
     "argument-groups": "argument-group",
     "routes": "route",
     "eval-kinds": "eval-kind",
+    "dialects": "config-dialect",
     "plugins": None,
 }
 
@@ -186,6 +187,13 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
         rows = [
             [k.name, k.capability, k.description, provider(k)]
             for k in sorted(registry.all("eval-kind"), key=lambda k: k.name)
+        ]
+        return headers, rows
+    if what == "dialects":
+        headers = ["dialect", "aliases", "priority", "description", "provided by"]
+        rows = [
+            [d.name, ", ".join(d.aliases), str(d.priority), d.description, provider(d)]
+            for d in sorted(registry.all("config-dialect"), key=lambda d: (-d.priority, d.name))
         ]
         return headers, rows
     raise ValueError(what)

@@ -182,6 +182,72 @@ def _first_positional(argv: list[str]) -> str | None:
     return None
 
 
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def split_argv(parser: Any, commands: dict, argv: list[str]) -> tuple[list[str], list[str]]:
+    """Normalise the verb's options before argparse sees them; returns (argv, extra overrides).
+
+    * ``--output_dir`` is ``--output-dir`` (underscore spellings of every flag);
+    * ``--learning-rate -1e-4``: a negative number is the option's value, not an option;
+    * for verbs that take the unified arguments, options argparse does not know (another tool's
+      keys such as ``--model_name_or_path``) and ``key=value`` tokens (``llamafactory-cli`` style)
+      are set aside and resolved by :func:`openmind.core.args.parse`, which maps them through a
+      config dialect or reports them all at once with a suggestion.
+    """
+    selected = _first_positional(argv)
+    if selected is None:
+        return argv, []
+    sub, command = None, None
+    subparsers = parser._subparsers
+    for action in subparsers._group_actions if subparsers is not None else ():
+        sub = getattr(action, "choices", {}).get(selected)
+        if sub is not None:
+            break
+    for _verb, cmd in commands.values():
+        if selected in (_verb.name, *_verb.aliases):
+            command = cmd
+    if sub is None:
+        return argv, []
+    takes_keys = bool(getattr(command, "groups", ()))
+    start = argv.index(selected) + 1
+    kept, extra = argv[:start], []
+    i = start
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            kept += argv[i:]
+            break
+        nxt = argv[i + 1] if i + 1 < len(argv) else None
+        if token.startswith("--"):
+            key, eq, value = token[2:].partition("=")
+            dashed = "--" + key.replace("_", "-")
+            if dashed in sub._option_string_actions:
+                if not eq and nxt is not None and nxt.startswith("-") and _is_number(nxt):
+                    kept.append(f"{dashed}={nxt}")
+                    i += 2
+                    continue
+                kept.append(dashed + (eq + value if eq else ""))
+            elif takes_keys:
+                extra.append(token)
+                if not eq and nxt is not None and (not nxt.startswith("-") or _is_number(nxt)):
+                    extra.append(nxt)
+                    i += 1
+            else:
+                kept.append(token)
+        elif takes_keys and not token.startswith("-") and "=" in token and token.split("=", 1)[0].isidentifier():
+            extra.append(token)
+        else:
+            kept.append(token)
+        i += 1
+    return kept, extra
+
+
 def report(exc: BaseException, debug: bool) -> int:
     import traceback
 
@@ -207,13 +273,16 @@ def report(exc: BaseException, debug: bool) -> int:
     return 2 if getattr(exc, "code", "").startswith("OM-A") else 1
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, prefer_dialect: str | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:
         selected = _first_positional(argv)
         parser, commands = build_parser(selected)
+        argv, extra = split_argv(parser, commands, argv)
         args = parser.parse_args(argv)
+        args._extra_overrides = extra
+        args._prefer_dialect = prefer_dialect
         if not args.command:
             parser.print_help()
             return 0

@@ -105,6 +105,17 @@ class PipelineWrapper:
         self.selection = {"reason": reason, "impl": spec.impl, **info}
         self.defaults = self.configure(**options)
 
+    # ---- openMind 1.0 / transformers attributes ------------------------------------------------
+    @property
+    def model(self) -> Any:
+        """The loaded framework model (1.0 / transformers ``pipe.model``); ``None`` if the backend has none."""
+        return getattr(self.backend, "model", None)
+
+    @property
+    def tokenizer(self) -> Any:
+        """The loaded tokenizer (1.0 / transformers ``pipe.tokenizer``); ``None`` if the backend has none."""
+        return getattr(self.backend, "tokenizer", None)
+
     # ---- subclass hooks ----------------------------------------------------------------------
     def check_model(
         self,

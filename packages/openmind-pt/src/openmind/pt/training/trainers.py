@@ -28,6 +28,42 @@ def tensorboard_available() -> bool:
     return importlib.util.find_spec("tensorboard") is not None or importlib.util.find_spec("tensorboardX") is not None
 
 
+#: TrainingArguments fields openmind sets for its own run-folder, progress and loss handling.
+PROTECTED_TRAINER_KEYS = (
+    "output_dir",
+    "save_strategy",
+    "save_total_limit",
+    "disable_tqdm",
+    "remove_unused_columns",
+    "prediction_loss_only",
+    "include_num_input_tokens_seen",
+    "use_cpu",
+)
+
+
+def trainer_passthrough(extra: dict[str, Any], config_cls: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    """Check the ``trainer_args`` pass-through keys against the trainer config class (OM-A001 for
+    a key it does not have, OM-A002 for one openmind sets itself); returns them."""
+    import difflib
+
+    from openmind.core.errors import A_BAD_VALUE, A_UNKNOWN_KEY
+
+    for key in extra:
+        if key in PROTECTED_TRAINER_KEYS:
+            raise A_BAD_VALUE.error(
+                f"trainer_args: {key!r} is set by openmind (run folder, checkpoints, progress); remove it",
+                location=f"trainer_args.{key}",
+            )
+        if fields and key not in fields:
+            close = difflib.get_close_matches(key, list(fields), n=3, cutoff=0.6)
+            raise A_UNKNOWN_KEY.error(
+                f"trainer_args: {key!r} is not a field of transformers' {config_cls.__name__}",
+                hint=f"Did you mean {', '.join(map(repr, close))}?" if close else None,
+                location=f"trainer_args.{key}",
+            )
+    return dict(extra)
+
+
 def mixed_precision(choice: str, device: str) -> tuple[bool, bool]:
     """``(bf16, fp16)`` for TrainingArguments. ``auto``: bf16 where supported, fp16 on older
     CUDA, none on CPU (fp32 is both faster and exact there)."""
@@ -233,6 +269,7 @@ class TorchTrainer(FrameworkTrainer):
         if t.early_stopping_patience is not None:
             kwargs.update(load_best_model_at_end=True, metric_for_best_model="eval_loss", greater_is_better=False)
             kwargs["eval_steps"] = t.save_steps
+        kwargs.update(trainer_passthrough(getattr(t, "trainer_args", None) or {}, config_cls, fields))
         return config_cls(**kwargs)
 
     def callbacks(self) -> list[Any]:
