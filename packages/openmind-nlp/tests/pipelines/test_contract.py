@@ -57,13 +57,15 @@ def test_stop_text_streams_exactly_the_final_text(text, stops, cuts):
     """Whatever the chunking, streamed deltas join to the final text and never show a stop string."""
     row = StopText(stops)
     pieces = []
+    generated = text  # generation ends where a stop string first appears: nothing after it exists
     for cut in sorted(cuts):
         pieces.append(row.update(text[:cut]))
         if row.stopped:
+            generated = text[:cut]
             break
     pieces.append(row.update(text, final=True))
     streamed = "".join(pieces)
-    expected, _ = truncate_at_stop(text, stops)
+    expected, _ = truncate_at_stop(generated, stops)
     assert streamed == expected
     for stop in stops:
         assert stop not in streamed
