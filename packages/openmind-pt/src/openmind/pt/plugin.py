@@ -12,8 +12,14 @@ GENERATION = "openmind.pt.pipelines.generation:TorchCausalLM"
 PIPELINES = {
     "chat": GENERATION,
     "text-generation": GENERATION,
-    "summarization": GENERATION,
-    "translation": GENERATION,
+    # encoder-decoder folders load the seq2seq pipeline, others the decoder-only one
+    "summarization": "openmind.pt.pipelines.seq2seq:TorchGenerative",
+    "translation": "openmind.pt.pipelines.seq2seq:TorchGenerative",
+    "text2text-generation": "openmind.pt.pipelines.seq2seq:TorchSeq2SeqLM",
+    "question-answering": "openmind.pt.pipelines.question_answering:TorchQuestionAnswering",
+    "zero-shot-classification": "openmind.pt.pipelines.hf_tasks:TorchZeroShotClassification",
+    "table-question-answering": "openmind.pt.pipelines.hf_tasks:TorchTableQuestionAnswering",
+    "feature-extraction": "openmind.pt.pipelines.hf_tasks:TorchFeatureExtraction",
     "text2emb": "openmind.pt.pipelines.embedding:TorchEmbedding",
     "text-classification": "openmind.pt.pipelines.classification:TorchTextClassification",
     "token-classification": "openmind.pt.pipelines.classification:TorchTokenClassification",

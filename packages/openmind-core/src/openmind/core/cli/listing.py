@@ -50,7 +50,7 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
     """Headers and rows of one section. ``installed=False`` leaves out machine-dependent state."""
     req = (lambda s: requirement_text(s)) if installed else (lambda s: ", ".join(s.requires))
     if what == "tasks":
-        headers = ["task", "kind", "domain", "aliases", "wrapper", "pt", "ms", "provided by"]
+        headers = ["task", "kind", "domain", "aliases", "wrapper", "pt", "ms", "default model", "provided by"]
         rows = []
         for t in sorted(registry.tasks(), key=lambda t: (t.kind_of, t.name)):
             impls = registry.all("pipeline" if t.kind_of == "inference" else "trainer")
@@ -71,6 +71,10 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
                     "yes" if wrapper else "MISSING",
                     per_fw["pt"] or "-",
                     per_fw["ms"] or "-",
+                    ", ".join(
+                        (f"{d.framework}: " if len(t.default_models) > 1 else "") + d.label() for d in t.default_models
+                    )
+                    or "-",
                     provider(t),
                 ]
             )
