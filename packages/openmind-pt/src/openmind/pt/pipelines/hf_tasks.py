@@ -24,8 +24,10 @@ def plain(value: Any) -> Any:
     to Python numbers); PIL images are kept."""
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, list):
         return [plain(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(plain(v) for v in value)
     if hasattr(value, "tolist") and not hasattr(value, "save"):  # torch / numpy (not PIL)
         return value.tolist()
     if hasattr(value, "item") and not hasattr(value, "save"):
