@@ -38,7 +38,7 @@ def plain(value: Any) -> Any:
 COMPONENTS = ("tokenizer", "image_processor", "feature_extractor", "processor", "video_processor")
 
 
-def components(hf_task: str, model_dir: str) -> dict[str, str]:
+def components(hf_task: str, model_dir: str) -> dict[str, Any]:
     """The preprocessing components transformers' pipeline class of ``hf_task`` loads, all from
     ``model_dir`` (given a model object, transformers cannot tell where to load them from)."""
     from transformers.pipelines import check_task
@@ -49,11 +49,20 @@ def components(hf_task: str, model_dir: str) -> dict[str, str]:
 
         module, _, name = impl.rpartition(".")
         impl = getattr(importlib.import_module(module), name)
-    out = {}
+    out: dict[str, Any] = {}
     for name in COMPONENTS:
         flag = getattr(impl, f"_load_{name}", False)
         if flag or flag is None:
             out[name] = model_dir
+    if "feature_extractor" in out:
+        # transformers resolves a feature extractor given by path against the model's path, which a
+        # model object has not: load it here (audio folders have one; others fall back to None)
+        from transformers import AutoFeatureExtractor
+
+        try:
+            out["feature_extractor"] = AutoFeatureExtractor.from_pretrained(model_dir)
+        except (OSError, ValueError, KeyError):
+            out.pop("feature_extractor")
     return out
 
 
@@ -90,8 +99,9 @@ class TorchTransformersTask(Pipeline):
     def load(cls, model_dir: str, options: LoadOptions) -> TorchTransformersTask:
         import transformers
 
-        cls.check_head(read_config(model_dir), options.task, model_dir)
-        model, device, dtype = load_model(model_dir, getattr(transformers, cls.auto_class), options)
+        config = read_config(model_dir)
+        cls.check_head(config, options.task, model_dir)
+        model, device, dtype = load_model(model_dir, getattr(transformers, cls.auto_for(config)), options)
         extra = components(cls.hf_task, model_dir)
         if options.tokenizer and "tokenizer" in extra:
             extra["tokenizer"] = options.tokenizer
@@ -107,6 +117,11 @@ class TorchTransformersTask(Pipeline):
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise _load_error(exc, f"{cls.hf_task} pipeline for", model_dir) from exc
         return cls(hf, task=options.task, model_dir=model_dir, device=device, dtype=dtype)
+
+    @classmethod
+    def auto_for(cls, config: dict[str, Any]) -> str:
+        """The transformers auto class that loads this folder."""
+        return cls.auto_class
 
     @classmethod
     def pipeline_kwargs(cls, model_dir: str, options: LoadOptions) -> dict[str, Any]:
