@@ -12,50 +12,6 @@ from openmind.core.errors import OpenMindError
 CONTEXT = "My name is Wolfgang and I live in Berlin. I work as an engineer at a small company."
 
 
-@pytest.fixture(scope="session")
-def qa_dir(tmp_path_factory):
-    from openmind.pt.testing import tiny_bert
-
-    return tiny_bert(tmp_path_factory.mktemp("qa"), "BertForQuestionAnswering")
-
-
-@pytest.fixture(scope="session")
-def nli_dir(tmp_path_factory):
-    from openmind.pt.testing import tiny_bert
-
-    return tiny_bert(
-        tmp_path_factory.mktemp("nli"), "BertForSequenceClassification", ["entailment", "neutral", "contradiction"]
-    )
-
-
-@pytest.fixture(scope="session")
-def encoder_dir(tmp_path_factory):
-    from openmind.pt.testing import tiny_bert
-
-    return tiny_bert(tmp_path_factory.mktemp("enc"), "BertModel")
-
-
-@pytest.fixture(scope="session")
-def t5_dir(tmp_path_factory):
-    from openmind.pt.testing import tiny_t5
-
-    return tiny_t5(tmp_path_factory.mktemp("t5"))
-
-
-@pytest.fixture(scope="session")
-def bart_dir(tmp_path_factory):
-    from openmind.pt.testing import tiny_bart
-
-    return tiny_bart(tmp_path_factory.mktemp("bart"))
-
-
-@pytest.fixture(scope="session")
-def tapas_dir(tmp_path_factory):
-    from openmind.pt.testing import tiny_tapas
-
-    return tiny_tapas(tmp_path_factory.mktemp("tapas"))
-
-
 # ---- question-answering ---------------------------------------------------------------------------
 
 

@@ -40,7 +40,8 @@ MM_PIPELINES = {
     "object-detection": ("transformers", f"{VISION}:TorchObjectDetection", ("pillow",)),
     "zero-shot-object-detection": ("transformers", f"{VISION}:TorchZeroShotObjectDetection", ("pillow",)),
     "depth-estimation": ("transformers", f"{VISION}:TorchDepthEstimation", ("pillow",)),
-    "mask-generation": ("transformers", f"{VISION}:TorchMaskGeneration", ("pillow",)),
+    # transformers' SAM post-processing runs torchvision's NMS
+    "mask-generation": ("transformers", f"{VISION}:TorchMaskGeneration", ("pillow", "torchvision")),
     "image-to-text": ("transformers", f"{VISION}:TorchImageTextGeneration", ("pillow",)),
     "visual-question-answering": ("transformers", f"{VISION}:TorchImageTextGeneration", ("pillow",)),
     "image-feature-extraction": ("transformers", f"{VISION}:TorchImageFeatureExtraction", ("pillow",)),

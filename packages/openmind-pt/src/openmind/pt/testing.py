@@ -502,7 +502,6 @@ def tiny_stable_diffusion(folder: str | os.PathLike, seed: int = 0) -> Path:
     encoder + PNDM scheduler) that diffusers' ``StableDiffusionPipeline`` loads."""
     import torch
     from diffusers import AutoencoderKL, PNDMScheduler, StableDiffusionPipeline, UNet2DConditionModel
-    from transformers import CLIPTextConfig, CLIPTextModel
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -530,19 +529,7 @@ def tiny_stable_diffusion(folder: str | os.PathLike, seed: int = 0) -> Path:
         up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"),
         sample_size=32,
     )
-    text_encoder = CLIPTextModel(
-        CLIPTextConfig(
-            vocab_size=len(tokenizer),
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            max_position_embeddings=77,
-            bos_token_id=tokenizer.bos_token_id,
-            eos_token_id=tokenizer.eos_token_id,
-            pad_token_id=tokenizer.pad_token_id,
-        )
-    )
+    text_encoder = _tiny_text_encoder(tokenizer)
     scheduler = PNDMScheduler(skip_prk_steps=True)
     pipe = StableDiffusionPipeline(
         unet=unet,
@@ -555,4 +542,106 @@ def tiny_stable_diffusion(folder: str | os.PathLike, seed: int = 0) -> Path:
         requires_safety_checker=False,
     )
     pipe.save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def _tiny_text_encoder(tokenizer: Any) -> Any:
+    from transformers import CLIPTextConfig, CLIPTextModel
+
+    return CLIPTextModel(
+        CLIPTextConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            max_position_embeddings=77,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+    )
+
+
+def tiny_text_to_video(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny ``TextToVideoSDPipeline`` folder (UNet3DCondition + AutoencoderKL +
+    CLIP text encoder + DDIM)."""
+    import torch
+    from diffusers import AutoencoderKL, DDIMScheduler, TextToVideoSDPipeline, UNet3DConditionModel
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = clip_tokenizer(folder / "tokenizer")
+    torch.manual_seed(seed)
+    unet = UNet3DConditionModel(
+        block_out_channels=(32, 64),
+        layers_per_block=1,
+        sample_size=16,
+        in_channels=4,
+        out_channels=4,
+        down_block_types=("CrossAttnDownBlock3D", "DownBlock3D"),
+        up_block_types=("UpBlock3D", "CrossAttnUpBlock3D"),
+        cross_attention_dim=32,
+        attention_head_dim=4,
+        norm_num_groups=8,
+    )
+    vae = AutoencoderKL(
+        block_out_channels=(16, 32),
+        in_channels=3,
+        out_channels=3,
+        latent_channels=4,
+        norm_num_groups=8,
+        down_block_types=("DownEncoderBlock2D",) * 2,
+        up_block_types=("UpDecoderBlock2D",) * 2,
+        sample_size=32,
+    )
+    pipe = TextToVideoSDPipeline(
+        unet=unet, vae=vae, text_encoder=_tiny_text_encoder(tokenizer), tokenizer=tokenizer, scheduler=DDIMScheduler()
+    )
+    pipe.save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def tiny_sam(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny ``SamModel`` with a SAM processor (mask generation)."""
+    import torch
+    from transformers import SamConfig, SamImageProcessor, SamModel, SamProcessor
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    config = SamConfig(
+        vision_config=dict(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=64,
+            patch_size=16,
+            output_channels=16,
+            global_attn_indexes=[1],
+            num_pos_feats=8,
+            mlp_dim=32,
+            window_size=2,
+        ),
+        prompt_encoder_config=dict(
+            hidden_size=16, image_size=64, patch_size=16, mask_input_channels=4, num_point_embeddings=4
+        ),
+        mask_decoder_config=dict(
+            hidden_size=16,
+            mlp_dim=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            iou_head_hidden_dim=16,
+            num_multimask_outputs=3,
+        ),
+    )
+    torch.manual_seed(seed)
+    SamModel(config).save_pretrained(folder, safe_serialization=True)
+    processor = SamImageProcessor(
+        size={"longest_edge": 64},
+        pad_size={"height": 64, "width": 64},
+        mask_size={"longest_edge": 16},
+        mask_pad_size={"height": 16, "width": 16},
+    )
+    SamProcessor(image_processor=processor).save_pretrained(folder)
     return folder
