@@ -530,7 +530,7 @@ def tiny_stable_diffusion(folder: str | os.PathLike, seed: int = 0) -> Path:
         sample_size=32,
     )
     text_encoder = _tiny_text_encoder(tokenizer)
-    scheduler = PNDMScheduler(skip_prk_steps=True)
+    scheduler = PNDMScheduler(skip_prk_steps=True, steps_offset=1)
     pipe = StableDiffusionPipeline(
         unet=unet,
         vae=vae,

@@ -74,4 +74,5 @@ class TextToSpeechPipeline(MediaWrapper):
 
     task = "text-to-speech"
     input_kind = "text"
+    writes_media = True
     params_cls = NoParams

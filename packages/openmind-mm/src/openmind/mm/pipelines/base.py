@@ -37,6 +37,8 @@ class MediaWrapper(PipelineWrapper):
     kinds: ClassVar[tuple[str, ...]] = ("processor", "transformers")
     params_cls: ClassVar[type | None] = NoParams
     record_keys = ("image", "input", "path", "audio")
+    #: outputs are images/audio (``openmind run`` needs ``--output-dir``)
+    writes_media: ClassVar[bool] = False
 
     def __init__(
         self,

@@ -68,6 +68,7 @@ def parse_size(size: str) -> tuple[int, int]:
 class DiffusionWrapper(MediaWrapper):
     kinds = ("diffusers",)
     params_cls = DiffusionParams
+    writes_media = True
     input_kind = "text"
     record_keys = ("prompt", "input", "text")
     #: image inputs the task needs besides the prompt

@@ -146,6 +146,7 @@ class DepthEstimationPipeline(MediaWrapper):
     """
 
     task = "depth-estimation"
+    writes_media = True
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Any
 from openmind.core import args as A
 from openmind.core.errors import A_BAD_VALUE
 
-GENERATIVE_TASKS = ("chat", "text-generation", "summarization", "translation")
+GENERATIVE_TASKS = ("chat", "text-generation", "summarization", "translation", "text2text-generation")
 CHAT_TASKS = ("chat", "summarization", "translation")
 #: generation-group keys -> GenerationParams names
 GENERATION_KEYS = {
