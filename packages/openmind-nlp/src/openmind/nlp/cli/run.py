@@ -131,7 +131,7 @@ class RunCommand(Command):
                 model = target
             else:
                 task = get_registry().task(target).name  # OM-I001 with suggestions when unknown
-        if model is None:
+        if model is None and task is None:
             raise A_MISSING.error("no model given", hint="Pass --model PATH (or a model folder as TASK|MODEL).")
         if task is None:
             from openmind.core.api import infer_task, resolve_model
