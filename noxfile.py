@@ -5,13 +5,23 @@ Sessions
   tests(package='X')        one framework-neutral package's own tests (core, data, nlp, mm)
   tests(framework='pt')     the PyTorch backend (openmind-pt) and the shared conformance suite
   tests(framework='ms')     the MindSpore backend (openmind-ms), in its own venv and pins
+  tests_py(python=3.10|3.12, package=core|nlp)  the framework-neutral core and nlp tests on the other
+                            supported Pythons (3.11 runs everything above)
   integration               cross-package tests in tests/ (test plugin, CLI, docs staleness, import time)
-  wheels                    build each wheel, check the namespace, install variants in fresh venvs
+  wheels                    build every wheel and sdist; namespace, LICENSE, metadata, `twine check`;
+                            the core alone from its wheel
+  installs                  every documented install set ("openmind[pt,nlp]", ...) from a local
+                            file-based index of the built distributions, WITHOUT constraints files, in
+                            fresh venvs; a tiny chat + 2-step training on each framework of a set
+  release -- PACKAGE        build, check and install one distribution alone against the others'
+                            locally built (released) versions (not in the default set)
   bench                     benchmarks -> bench/results.md (not in the default set)
 
 Test environments are installed with `constraints/test.txt`, which pins the CPU build of torch
 (an unpinned torch pulls a multi-GB CUDA build). Our own packages are always installed from this
-checkout, never resolved from an index (openmind-core on PyPI is an unrelated project).
+checkout, never resolved from an index (openmind-core on PyPI is an unrelated project; the core is
+the `openmind` distribution, packages/openmind-core), except in `installs` / `release`, which serve
+the distributions built here from a local index.
 
 Installer: uv when nox has it (`pip install "nox[uv]"`, what the README and CI use), else pip. uv
 resolves the test stack in ~15 s where pip took 3-15 min per session here. uv does not read pip's
@@ -47,9 +57,18 @@ nox.options.sessions = [
     "tests(package='mm')",
     "tests(framework='pt')",
     "tests(framework='ms')",
+    "tests_py(python='3.10', package='core')",
+    "tests_py(python='3.10', package='nlp')",
+    "tests_py(python='3.12', package='core')",
+    "tests_py(python='3.12', package='nlp')",
     "integration",
     "wheels",
+    "installs",
 ]
+#: the Pythons CI tests (packages declare Requires-Python >=3.10,<3.13 to match)
+PYTHONS = ["3.10", "3.11", "3.12"]
+#: our distributions, by folder (packages/openmind-<name>; "core" is the `openmind` distribution)
+DISTRIBUTIONS = ["core", "nlp", "data", "mm", "pt", "ms"]
 
 # package -> (openmind packages it needs, extra third-party test requirements)
 PACKAGES: dict[str, tuple[list[str], list[str]]] = {
@@ -74,8 +93,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
             "rouge-score",
         ],
     ),
-    "data": (["core", "nlp", "data"], ["wordllama", "psutil", "torch"]),
-    # openmind-mm's wrappers still build on openmind-nlp's pipeline base (until it moves to core)
+    "data": (["core", "nlp", "data"], ["wordllama", "psutil"]),  # no framework: openmind-data imports none
+    # openmind-mm's wrappers use openmind-nlp's wrapper base and parameter errors
     "mm": (["core", "nlp", "mm"], ["pillow", "numpy"]),
     "pt": (
         ["core", "nlp", "data", "mm", "pt"],
@@ -152,6 +171,31 @@ def uv_env_from_pip() -> dict[str, str]:
 os.environ.update(uv_env_from_pip())
 
 
+def _pyenv_pythons() -> None:
+    """Make python3.10 / python3.12 findable where pyenv has them installed but not selected
+    (its shims then fail): their bin folders go on PATH for this process (nox and uv look there)."""
+    pyenv = shutil.which("pyenv")
+    if not pyenv:
+        return
+    try:
+        root = subprocess.run([pyenv, "root"], capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return
+    extra = []
+    for version in PYTHONS:
+        exe = shutil.which(f"python{version}")
+        if exe and subprocess.run([exe, "-c", ""], capture_output=True, check=False).returncode == 0:
+            continue
+        found = sorted(Path(root, "versions").glob(f"{version}.*/bin/python{version}"))
+        if found:
+            extra.append(str(found[-1].parent))
+    if extra:
+        os.environ["PATH"] = os.pathsep.join([*extra, os.environ.get("PATH", "")])
+
+
+_pyenv_pythons()
+
+
 def uv_binary() -> str | None:
     """The uv that nox uses (installed with ``nox[uv]``), else one on PATH."""
     try:
@@ -210,6 +254,21 @@ def tests(session: nox.Session, target: str) -> None:
     run_pytest(session, f"{pkg(name)}/tests")
 
 
+@nox.session(python=["3.10", "3.12"])
+@nox.parametrize("package", ["core", "nlp"])
+def tests_py(session: nox.Session, package: str) -> None:
+    """core and nlp on the other supported Pythons. (openmind-data's tests need the CPU torch,
+    whose wheel exists here for 3.11 only; they run on 3.11 in tests(package='data').)
+    constraints/test.txt pins the 3.11 stack (some pins need Python 3.11): these environments
+    take the newest releases that support their Python, which is what users there get."""
+    names, extra = PACKAGES[package]
+    args = [*TEST_TOOLS, *[e for e in extra if e != "torch"]]
+    for name in names:
+        args += ["-e", pkg(name)]
+    session.install(*args)
+    run_pytest(session, f"{pkg(package)}/tests")
+
+
 @nox.session
 def integration(session: nox.Session) -> None:
     names, extra = PACKAGES["pt"]
@@ -225,27 +284,73 @@ def integration(session: nox.Session) -> None:
     run_pytest(session, str(ROOT / "tests"))
 
 
+def build_dists(session: nox.Session, projects: list[str] | None = None) -> Path:
+    """Wheels and sdists of our distributions (each built on its own) into a fresh folder."""
+    session.install("build", "hatchling", "twine")
+    dist = Path(session.create_tmp()) / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    for name in projects or DISTRIBUTIONS:
+        session.run("python", "-m", "build", "--no-isolation", "--outdir", str(dist), pkg(name), silent=True)
+    return dist
+
+
 @nox.session
 def wheels(session: nox.Session) -> None:
-    """Build every wheel on its own, check the namespace layout, install variants in fresh venvs."""
-    session.install("build", "hatchling")
-    tmp = Path(session.create_tmp())
-    dist = tmp / "dist"
-    if dist.exists():
-        for f in dist.iterdir():
-            f.unlink()
-    projects = [ROOT, *[Path(pkg(n)) for n in PACKAGES]]
-    for project in projects:
-        session.run(
-            "python", "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(project), silent=True
-        )
+    """Build every wheel and sdist; check the namespace layout, LICENSE and metadata, `twine check`;
+    install the core alone from its wheel in a fresh venv."""
+    dist = build_dists(session)
+    session.run("twine", "check", "--strict", *[str(f) for f in sorted(dist.iterdir())])
     uv = uv_binary()
     session.run(
         "python",
         str(ROOT / "tools" / "check_wheels.py"),
         str(dist),
-        str(tmp / "venvs"),
-        CONSTRAINTS,
+        str(Path(session.create_tmp()) / "venvs"),
+        env={"OPENMIND_UV": uv} if uv else {},
+    )
+
+
+@nox.session
+def installs(session: nox.Session) -> None:
+    """Every documented install set from the built distributions, served by a local index, with no
+    constraints file (tools/check_installs.py). `nox -s installs -- "openmind[pt,nlp]"` checks one."""
+    dist = build_dists(session)
+    # the tiny test model (random weights, the real Llama-2 tokenizer), written by the test stack
+    install(session, ["core", "nlp", "data", "pt"], ["wordllama"])
+    tmp = Path(session.create_tmp())
+    model = tmp / "tiny-llama"
+    session.run("python", "-c", f"from openmind.pt.testing import tiny_llama; tiny_llama({str(model)!r})")
+    uv = uv_binary()
+    session.run(
+        "python",
+        str(ROOT / "tools" / "check_installs.py"),
+        str(dist),
+        str(tmp / "work"),
+        str(model),
+        *session.posargs,
+        env={"PYTHONUNBUFFERED": "1", **({"OPENMIND_UV": uv} if uv else {})},
+    )
+
+
+@nox.session
+def release(session: nox.Session) -> None:
+    """`nox -s release -- PACKAGE` (core|nlp|data|mm|pt|ms): build and check that distribution and
+    install it alone in a fresh venv against the others' released (here: locally built) versions,
+    served by a local index; then `openmind --version` and `openmind list --check`."""
+    if len(session.posargs) != 1 or session.posargs[0] not in DISTRIBUTIONS:
+        session.error(f"usage: nox -s release -- PACKAGE   (one of {', '.join(DISTRIBUTIONS)})")
+    name = session.posargs[0]
+    dist = build_dists(session)
+    project = "openmind" if name == "core" else f"openmind-{name}"
+    mine = [f for f in dist.iterdir() if f.name.replace("_", "-").startswith(f"{project}-2")]
+    session.run("twine", "check", "--strict", *[str(f) for f in mine])
+    uv = uv_binary()
+    session.run(
+        "python",
+        str(ROOT / "tools" / "check_release.py"),
+        str(dist),
+        str(Path(session.create_tmp()) / "work"),
+        project,
         env={"OPENMIND_UV": uv} if uv else {},
     )
 

@@ -49,8 +49,8 @@ def test_every_shipped_package_is_a_plugin():
     data = json.loads(openmind("list", "plugins", "--json").stdout)
     names = {p["name"]: p for p in data["plugins"]}
     expected = {
-        "core": "openmind-core",
-        "core-hub": "openmind-core",
+        "core": "openmind",
+        "core-hub": "openmind",
         "nlp": "openmind-nlp",
         "nlp-templates": "openmind-nlp",
         "nlp-training": "openmind-nlp",

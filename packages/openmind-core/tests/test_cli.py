@@ -27,13 +27,13 @@ def test_list_json_has_commands_and_plugins(capsys):
     data = json.loads(capsys.readouterr().out)
     assert {c["name"] for c in data["commands"]} >= {"list", "env", "docs"}
     core = [p for p in data["plugins"] if p["name"] == "core"][0]
-    assert core["distribution"] == "openmind-core" and core["loaded"]
+    assert core["distribution"] == "openmind" and core["loaded"]
     assert data["problems"] == []
 
 
 def test_list_section_and_check(capsys):
     assert main(["list", "commands"]) == 0
-    assert "openmind-core" in capsys.readouterr().out
+    assert "openmind" in capsys.readouterr().out
     assert main(["list", "--check"]) == 0
     assert "registry ok" in capsys.readouterr().out
 
@@ -71,7 +71,7 @@ def test_unknown_command(capsys):
 def test_env_never_crashes(capsys):
     assert main(["env"]) == 0
     out = capsys.readouterr().out
-    assert "python" in out and "openmind-core" in out and "plugins:" in out
+    assert "python" in out and "openmind" in out and "plugins:" in out
     assert main(["env", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["devices"]["cpu"] >= 1

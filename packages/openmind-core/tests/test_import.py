@@ -41,7 +41,7 @@ def test_version_is_single_sourced():
     assert openmind.__version__ == __version__
     from importlib.metadata import version
 
-    assert version("openmind-core") == __version__
+    assert version("openmind") == __version__
 
 
 def test_lazy_attribute_error():

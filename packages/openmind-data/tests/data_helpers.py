@@ -21,3 +21,15 @@ def chat(i: int, turns: int = 1, system: str | None = None) -> dict:
         msgs.append({"role": "user", "content": f"question {i}.{t}: what is {i} plus {t}?"})
         msgs.append({"role": "assistant", "content": f"{i} plus {t} is {i + t}."})
     return {"messages": msgs}
+
+
+def poems_to_messages(row: dict) -> dict:
+    """A plugin-style converter (rows ``topic``/``poem``), registered by test_plugin_format.py."""
+    if not row.get("poem"):
+        raise ValueError("poem: must be a non-empty string")
+    return {
+        "messages": [
+            {"role": "user", "content": f"Write a poem about {row['topic']}."},
+            {"role": "assistant", "content": row["poem"]},
+        ]
+    }

@@ -61,7 +61,6 @@ def test_truncation_counts_and_errors(tmp_path, llama2_tok, llama2_template):
 
 def test_pretrain_and_preference_stages(tmp_path, llama2_tok, llama2_template):
     from openmind.data import prepare
-    from openmind.data.adapters import trl_preference
 
     texts = [" ".join(["word"] * 50), "Short text."]
     text = write_jsonl(tmp_path / "t.jsonl", [{"text": t} for t in texts])
@@ -73,9 +72,6 @@ def test_pretrain_and_preference_stages(tmp_path, llama2_tok, llama2_template):
     dpo = prepare(data_args(dataset=[str(pref)]), llama2_tok, llama2_template, stage="dpo")
     row = dpo.train[0]
     assert set(dpo.train.column_names) == {"chosen_input_ids", "chosen_labels", "rejected_input_ids", "rejected_labels"}
-    trl = trl_preference(dpo.train, "dpo")[0]
-    assert trl["prompt_ids"] + trl["chosen_ids"] == row["chosen_input_ids"]
-    assert trl["prompt_ids"] + trl["rejected_ids"] == row["rejected_input_ids"]
-    assert llama2_tok.decode(trl["chosen_ids"]) == "It is 4. </s>"
-    rm = trl_preference(prepare(data_args(dataset=[str(pref)]), llama2_tok, llama2_template, stage="rm").train, "rm")
-    assert rm[0]["chosen_ids"] == row["chosen_input_ids"]
+    first = next(i for i, x in enumerate(row["chosen_labels"]) if x != -100)  # the prompt is not trained
+    assert first > 0 and row["chosen_input_ids"][:first] == row["rejected_input_ids"][:first]
+    # (trl's layout of these rows is tested with the adapter, in openmind-pt: tests/training/test_adapters.py)

@@ -1,8 +1,6 @@
 """Packing: nothing lost or duplicated, samples reproduced exactly, no attention across samples."""
 
 import datasets
-import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -86,67 +84,3 @@ def test_prepare_with_packing_reproduces_unpacked_samples(tmp_path, llama2_tok, 
     assert len(packed.train) < len(plain.train)
     assert packed.stats["padding_waste_after"] < packed.stats["padding_waste_before_cutoff"]
     assert packed.stats["packed_sequences"] == len(packed.train)
-
-
-torch = pytest.importorskip("torch")
-
-
-@pytest.fixture(scope="module")
-def tiny_llama():
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=1000,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-    )
-    return config, LlamaForCausalLM(config).eval()
-
-
-@pytest.mark.parametrize("attn", ["sdpa", "eager"])
-@pytest.mark.parametrize("mode", ["position_ids", "4d", "padding_free"])
-def test_packed_forward_equals_unpacked(tiny_llama, attn, mode):
-    """Neat packing: each packed sample's logits and loss equal those of the sample alone."""
-    from openmind.data.adapters import torch_collator
-
-    config, model = tiny_llama
-    model.config._attn_implementation = attn
-    rng = np.random.default_rng(0)
-    samples = [rng.integers(3, 1000, size=n).tolist() for n in (7, 12, 5, 9)]
-    labels = [[-100] * 2 + s[2:] for s in samples]
-    ds = P.pack(_dataset(list(zip(samples, labels))), 20)
-    collate = torch_collator(None, mask="4d" if mode == "4d" else "position_ids", padding_free=mode == "padding_free")
-    batch = collate(ds.to_list())
-    with torch.no_grad():
-        assert batch["use_cache"] is False  # a KV cache would switch off transformers' packed-sequence masks
-        logits = model(**{k: v for k, v in batch.items() if k != "labels"}).logits
-        alone = {tuple(s): model(input_ids=torch.tensor([s])).logits[0] for s in samples}
-    flat_ids = batch["input_ids"].reshape(-1).tolist()
-    flat_pos = batch["position_ids"].reshape(-1).tolist()
-    flat_logits = logits.reshape(-1, logits.shape[-1])
-    seen = 0
-    i = 0
-    while i < len(flat_ids):
-        j = i + 1
-        while j < len(flat_ids) and flat_pos[j] != 0:
-            j += 1
-        key = tuple(flat_ids[i:j])
-        if key in alone:
-            torch.testing.assert_close(flat_logits[i:j], alone[key], atol=1e-4, rtol=1e-4)
-            seen += 1
-        i = j
-    assert seen == len(samples)
-    # the loss of the packed batch equals the token-weighted loss of the samples alone
-    with torch.no_grad():
-        packed_loss = model(**batch).loss
-        total, count = 0.0, 0
-        for s, lab in zip(samples, labels):
-            n = sum(1 for x in lab[1:] if x != -100)
-            total += model(input_ids=torch.tensor([s]), labels=torch.tensor([lab])).loss * n
-            count += n
-    torch.testing.assert_close(packed_loss, total / count, atol=1e-4, rtol=1e-4)

@@ -169,5 +169,5 @@ def test_missing_client_is_a_coded_error_with_the_install_command(monkeypatch):
     with pytest.raises(OpenMindError) as err:
         get_hub("hf")
     assert err.value.code == "OM-X001"
-    assert 'pip install "openmind-core[hf]"' in err.value.hint
+    assert 'pip install "openmind[hf]"' in err.value.hint
     assert "huggingface_hub>=0.24" in err.value.hint

@@ -233,8 +233,8 @@ class ScriptedGenerative(GenerativePipeline):
 @pytest.fixture()
 def scripted(monkeypatch, tmp_path, tokenizer_files):
     """``pipeline(task, ...)`` with the scripted backend standing in for the framework."""
+    from openmind.core.pipelines import wrapper  # the generic wrapper (moved from openmind.nlp)
     from openmind.core.specs import PipelineSpec
-    from openmind.nlp.pipelines import wrapper
 
     spec = PipelineSpec(task="chat", framework="pt", impl="x:y")
     object.__setattr__(spec, "load", lambda: ScriptedGenerative)
@@ -290,8 +290,8 @@ def test_instruction_and_text_generation_wrappers(scripted):
 
 def test_encoder_wrappers_shape_outputs(monkeypatch, tmp_path, tokenizer_files):
     from openmind import pipeline
+    from openmind.core.pipelines import wrapper  # the generic wrapper (moved from openmind.nlp)
     from openmind.core.specs import PipelineSpec
-    from openmind.nlp.pipelines import wrapper
 
     class ScriptedClassifier(Pipeline):
         framework = "pt"

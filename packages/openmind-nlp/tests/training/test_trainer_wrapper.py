@@ -151,3 +151,52 @@ def test_registrations():
         assert spec.load().stage == stage
     assert registry.command("train").load().groups == base.GROUPS
     assert registry.command("export").load().groups == ("model", "export")
+
+
+def test_old_import_paths_reexport_the_core_contracts():
+    import openmind.core.training as T
+    from openmind.core.training import errors as core_errors
+    from openmind.nlp.training import errors
+
+    assert base.TrainResult is T.TrainResult and base.TrainerWrapper is T.TrainerWrapper
+    assert base.FrameworkTrainer is T.FrameworkTrainer and base.TrainPlan is T.TrainPlan
+    assert (base.CHECKPOINT_MARKER, base.SUMMARY_FILE, base.PLOT_FILE) == (
+        T.CHECKPOINT_MARKER,
+        T.SUMMARY_FILE,
+        T.PLOT_FILE,
+    )
+    assert errors.T_CUTOFF is core_errors.T_CUTOFF and errors.T_TEMPLATE_MISMATCH is core_errors.T_TEMPLATE_MISMATCH
+    assert issubclass(base.SFTWrapper, T.TrainerWrapper)
+
+
+def test_wrapper_hands_its_plan_to_a_typed_trainer(tmp_path, monkeypatch):
+    """A FrameworkTrainer gets the wrapper's plan: LoRA alpha resolved once, the NLP steps attached."""
+    import openmind.core.training as T
+
+    seen = {}
+
+    class Typed(T.FrameworkTrainer):
+        finetuning_types = ("lora",)
+
+        def check(self):
+            seen["plan"] = self.plan
+
+        def train(self):
+            self.check()
+            return T.TrainResult(self.plan.output_dir, self.stage, self.plan.finetuning_type)
+
+    class Spec:
+        framework = "fake"
+        finetuning_types = ("lora",)
+
+        def load(self):
+            return Typed
+
+    monkeypatch.setattr(base.TrainerWrapper, "_select", lambda self: (Spec(), "fake"))
+    wrapper = SFTWrapper.prepare({"model": "m", "dataset": ["d.jsonl"]}, output_dir=str(tmp_path / "r"), lora_rank=3)
+    result = wrapper.train()
+    plan = seen["plan"]
+    assert plan is wrapper.plan and result.stage == "sft"
+    assert (plan.lora_alpha, plan.framework, plan.output_dir) == (6, "fake", str(tmp_path / "r"))
+    assert plan.template_check == wrapper.template_check and plan.data_step == wrapper.data_step
+    assert A.load_run(tmp_path / "r")["lora_alpha"] is None  # the saved arguments are what the user gave

@@ -87,6 +87,14 @@ def select(kind: str, task: str, framework: str | None = "auto") -> tuple[Pipeli
     registry = get_registry()
     specs = registry.pipelines_for(task) if kind == "pipeline" else registry.trainers_for(task)
     if not specs:
+        from openmind.core.distributions import install_hint, providers
+
+        names = providers(f"{kind}s", task)
+        if names:
+            raise E.I_NO_PIPELINE.error(
+                f"no {kind} is registered for task {task!r}: {' or '.join(names)} registers one, and is not installed",
+                hint="Install a backend: " + " or ".join(install_hint(n) for n in names),
+            )
         raise E.I_NO_PIPELINE.error(f"no {kind} is registered for task {task!r}")
     frameworks = sorted({s.framework for s in specs})
     fw, reason = resolve_framework(framework, frameworks)
@@ -186,8 +194,9 @@ def train(config: str | os.PathLike | dict | None = None, **overrides: Any) -> A
         or (A.load_file(config).get("stage") if isinstance(config, (str, os.PathLike)) else (config or {}).get("stage"))
         or "sft"
     )
-    registry = get_registry()
-    wrapper = registry.get("trainer-wrapper", registry.task(stage).name)
+    from openmind.core.training.wrapper import wrapper_for
+
+    wrapper = wrapper_for(stage)  # OM-T012 for a registered training task nothing can train
     cls = wrapper.load()
     with attributed(wrapper.component):
         return cls.from_config(config, **overrides)

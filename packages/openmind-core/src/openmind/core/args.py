@@ -26,17 +26,55 @@ from pathlib import Path
 from typing import Any, Literal
 
 from openmind.core.errors import A_BAD_FILE, A_BAD_VALUE, A_UNKNOWN_KEY
+from openmind.core.pipelines.base import DEFAULT_MAX_NEW_TOKENS
 
 ARGS_FILE = "openmind_args.yaml"
 
 
-def arg(default: Any = None, help: str = "", choices: tuple | None = None, **kw: Any) -> Any:  # noqa: A002
+def arg(
+    default: Any = None,
+    help: str = "",  # noqa: A002
+    choices: tuple | typing.Callable[[], tuple] | None = None,
+    **kw: Any,
+) -> Any:
+    """A dataclass field of an argument group. ``choices`` is a tuple, or a function returning one
+    (computed from the registry when needed, so a plugin can add choices, e.g. training stages)."""
     meta = {"help": help}
     if choices:
         meta["choices"] = choices
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda: type(default)(default), metadata=meta, **kw)
     return field(default=default, metadata=meta, **kw)
+
+
+def _choices(value: Any) -> tuple | None:
+    return tuple(value()) if callable(value) else value
+
+
+def framework_choices() -> tuple[str, ...]:
+    """``auto`` and every registered framework (see :mod:`openmind.core.frameworks`)."""
+    from openmind.core.frameworks import framework_choices as computed
+
+    return computed()
+
+
+def choices_of(f: dataclasses.Field) -> tuple | None:
+    """The choices of an argument field (calling a computed one)."""
+    choices = f.metadata.get("choices")
+    return tuple(choices()) if callable(choices) else choices
+
+
+def _training_stages() -> tuple[str, ...]:
+    from openmind.core.training.wrapper import training_stages
+
+    return training_stages()
+
+
+def _data_formats() -> tuple[str, ...]:
+    from openmind.core.plugins import get_registry
+
+    names = [spec.name for spec in get_registry().all("dataset-format")]
+    return ("auto", *names)
 
 
 @dataclass
@@ -48,7 +86,7 @@ class ModelArguments:
         None, "Hub to pull from (modelers, huggingface, modelscope, local); default from OPENMIND_HUB."
     )
     adapter: str | None = arg(None, "LoRA adapter folder (or a training run folder) to apply on top of the model.")
-    framework: str = arg("auto", "Framework: auto, pt (PyTorch) or ms (MindSpore).", ("auto", "pt", "ms"))
+    framework: str = arg("auto", "Framework: auto or a registered one (pt: PyTorch, ms: MindSpore).", framework_choices)
     device: str = arg("auto", "Device: auto, cpu, cuda[:N] or npu[:N].")
     dtype: str = arg(
         "auto",
@@ -76,9 +114,7 @@ class DataArguments:
     dataset: list[str] = arg([], "Datasets: registered names or files (json, jsonl, csv, parquet, arrow, folders).")
     dataset_dir: str | None = arg(None, "Folder with a dataset_info.json (LLaMA-Factory layout) or dataset files.")
     eval_dataset: list[str] = arg([], "Evaluation datasets (default: a split of the training data, see val_size).")
-    formatting: str = arg(
-        "auto", "Input format of the rows.", ("auto", "alpaca", "sharegpt", "openai", "sft", "pretrain", "preference")
-    )
+    formatting: str = arg("auto", "Input format of the rows (a registered dataset format).", _data_formats)
     val_size: float = arg(0.0, "Fraction (<1) or number of rows held out for evaluation.")
     cutoff_len: int = arg(1024, "Maximum tokens per sample.")
     truncation: str = arg("right", "What to do with samples over cutoff_len.", ("right", "left", "drop", "error"))
@@ -96,7 +132,7 @@ class DataArguments:
 
 @dataclass
 class FinetuningArguments:
-    stage: str = arg("sft", "Training stage.", ("pt", "sft", "dpo", "rm"))
+    stage: str = arg("sft", "Training stage (a registered training task).", _training_stages)
     finetuning_type: str = arg("lora", "What to train.", ("full", "freeze", "lora", "qlora"))
     lora_rank: int = arg(8, "LoRA rank.")
     lora_alpha: int | None = arg(None, "LoRA alpha (default: 2 x rank).")
@@ -142,7 +178,7 @@ class TrainingArguments:
 
 @dataclass
 class GenerationArguments:
-    max_new_tokens: int = arg(512, "Maximum new tokens.")
+    max_new_tokens: int = arg(DEFAULT_MAX_NEW_TOKENS, "Maximum new tokens.")
     do_sample: bool | None = arg(None, "Sample instead of greedy decoding (default: sample when temperature > 0).")
     temperature: float | None = arg(None, "Sampling temperature (0 = greedy).")
     top_p: float | None = arg(None, "Nucleus sampling.")
@@ -207,12 +243,35 @@ GROUPS: dict[str, type] = {
 }
 
 
-def _key_index() -> dict[str, tuple[str, dataclasses.Field]]:
+def group_class(name: str) -> type:
+    """The dataclass of argument group ``name``: a built-in one (:data:`GROUPS`) or one a plugin
+    registered (:class:`~openmind.core.specs.ArgumentGroupSpec`). Unknown: OM-R004."""
+    if name in GROUPS:
+        return GROUPS[name]
+    from openmind.core.plugins import get_registry
+    from openmind.core.specs import ArgumentGroupSpec
+
+    spec = get_registry().get(ArgumentGroupSpec, name)
+    cls = spec.load()
+    if not dataclasses.is_dataclass(cls):
+        from openmind.core.errors import R_BAD_SPEC
+
+        raise R_BAD_SPEC.error(f"argument group {name!r}: {spec.impl} is not a dataclass", component=spec.component)
+    return cls
+
+
+def _key_index(extra: tuple[str, ...] | list[str] = ()) -> dict[str, tuple[str, dataclasses.Field]]:
+    """key -> (group, field) over the built-in groups and the registered ``extra`` ones; a key
+    defined in two groups is OM-A002 naming both (keys are one flat namespace)."""
     index: dict[str, tuple[str, dataclasses.Field]] = {}
-    for group, cls in GROUPS.items():
-        for f in dataclasses.fields(cls):
-            if f.name in index:  # pragma: no cover - guarded by a test
-                raise RuntimeError(f"argument {f.name!r} is defined in two groups")
+    names = list(GROUPS) + [g for g in extra if g not in GROUPS]
+    for group in names:
+        for f in dataclasses.fields(group_class(group)):
+            if f.name in index:
+                raise A_BAD_VALUE.error(
+                    f"argument {f.name!r} is defined by the {index[f.name][0]!r} and the {group!r} argument groups",
+                    hint="Keys of argument groups are one flat namespace: rename the key in the plugin's group.",
+                )
             index[f.name] = (group, f)
     return index
 
@@ -264,6 +323,7 @@ def _type_hints(cls: type) -> dict[str, Any]:
 
 def convert(key: str, value: Any, tp: Any, choices: tuple | None = None, where: str | None = None) -> Any:
     """Convert a YAML or command-line value to the field's type, or raise OM-A002."""
+    choices = _choices(choices)
     inner, optional = _strip(tp)
     try:
         if value is None or (optional and isinstance(value, str) and value.lower() in ("none", "null")):
@@ -306,8 +366,9 @@ def convert(key: str, value: Any, tp: Any, choices: tuple | None = None, where: 
             result = value
     except (TypeError, ValueError) as exc:
         raise A_BAD_VALUE.error(f"{key}: {value!r} is invalid: {exc}", location=where) from None
-    if choices and result not in choices:
-        raise A_BAD_VALUE.error(f"{key}: {result!r} is not one of {', '.join(map(str, choices))}", location=where)
+    if choices is not None and result not in choices:
+        listed = ", ".join(map(str, choices)) or "(none registered: install the package that provides them)"
+        raise A_BAD_VALUE.error(f"{key}: {result!r} is not one of {listed}", location=where)
     return result
 
 
@@ -386,8 +447,8 @@ def parse(
     (``--key value`` tokens or a mapping). Keys of other known groups are ignored when they come
     from ``base`` and rejected (with the group that owns them) when given explicitly.
     """
-    index = _key_index()
-    wanted = {g: GROUPS[g] for g in groups}
+    index = _key_index(groups)
+    wanted = {g: group_class(g) for g in groups}
     values: dict[str, tuple[Any, str | None]] = {}
     for key, value in (base or {}).items():
         if key in index and index[key][0] in wanted:
@@ -425,7 +486,7 @@ def parse(
         for f in dataclasses.fields(cls):
             if f.name in values:
                 value, where = values[f.name]
-                kwargs[f.name] = convert(f.name, value, hints[f.name], f.metadata.get("choices"), where)
+                kwargs[f.name] = convert(f.name, value, hints[f.name], choices_of(f), where)
         built[name] = cls(**kwargs)
     return Namespace(built, explicit)
 
@@ -453,7 +514,7 @@ def add_to_parser(parser: Any, groups: list[str] | tuple[str, ...]) -> None:
     import argparse
 
     for name in groups:
-        cls = GROUPS[name]
+        cls = group_class(name)
         section = parser.add_argument_group(f"{name} arguments")
         hints = _type_hints(cls)
         for f in dataclasses.fields(cls):
@@ -470,7 +531,7 @@ def add_to_parser(parser: Any, groups: list[str] | tuple[str, ...]) -> None:
                     else "VALUE"
                 )
             )
-            choices = f.metadata.get("choices")
+            choices = choices_of(f)
             text = f.metadata.get("help", "")
             if choices:
                 text += f" {{{', '.join(map(str, choices))}}}"

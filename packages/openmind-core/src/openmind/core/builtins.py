@@ -7,7 +7,7 @@ Registered through the same hooks as any third-party plugin (see ``DEFAULT_PLUGI
 from __future__ import annotations
 
 from openmind.core.hookspecs import hookimpl
-from openmind.core.specs import CommandSpec
+from openmind.core.specs import CommandSpec, FrameworkSpec
 
 
 @hookimpl
@@ -31,5 +31,30 @@ def openmind_register_commands(register):
             name="docs",
             impl="openmind.core.cli.docs:DocsCommand",
             help="Generate docs/SUPPORT.md and docs/errors.md from the registry (--check: fail if stale).",
+        )
+    )
+
+
+@hookimpl
+def openmind_register_frameworks(register):
+    register(
+        FrameworkSpec(
+            name="pt",
+            display_name="PyTorch",
+            aliases=("torch", "pytorch"),
+            modules=("torch",),
+            # auto prefers PyTorch: it is the backend with the widest model coverage.
+            priority=100,
+            description="PyTorch (CPU, CUDA, Ascend NPU through torch_npu)",
+        )
+    )
+    register(
+        FrameworkSpec(
+            name="ms",
+            display_name="MindSpore",
+            aliases=("mindspore",),
+            modules=("mindspore",),
+            priority=50,
+            description="MindSpore (CPU, Ascend, GPU)",
         )
     )

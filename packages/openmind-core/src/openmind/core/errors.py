@@ -176,7 +176,7 @@ def define(code: str, title: str, hint: str = "", cls: type[OpenMindError] = Ope
     return declared
 
 
-# ---- codes owned by openmind-core -------------------------------------------------------
+# ---- codes owned by the core (openmind) -------------------------------------------------------
 
 R_DUPLICATE = define(
     "OM-R001",

@@ -1,4 +1,9 @@
-"""Framework availability without importing a framework, and the ``framework="auto"`` rule."""
+"""Framework availability without importing a framework, and the ``framework="auto"`` rule.
+
+Frameworks are registered specs (:class:`~openmind.core.specs.FrameworkSpec`, hook
+``openmind_register_frameworks``); the names, aliases, availability checks and auto order below are
+computed from them, so a plugin adds a framework without editing this module.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,29 @@ import os
 from importlib.util import find_spec
 
 from openmind.core.errors import A_BAD_VALUE, X_FRAMEWORK
-from openmind.core.specs import FRAMEWORKS
 
-#: auto prefers PyTorch: it is the backend with the widest model coverage.
-AUTO_ORDER = ("pt", "ms")
+
+def _registry():
+    from openmind.core.plugins import get_registry
+
+    return get_registry()
+
+
+def framework_names() -> tuple[str, ...]:
+    """Registered frameworks in ``auto`` order (highest priority first)."""
+    return _registry().framework_names()
+
+
+def framework_choices() -> tuple[str, ...]:
+    """Values the ``framework`` argument takes: ``auto`` and every registered framework."""
+    return ("auto", *framework_names())
+
+
+def __getattr__(name: str):
+    # computed module attributes kept for callers of the former constant
+    if name == "AUTO_ORDER":
+        return framework_names()
+    raise AttributeError(name)
 
 
 def is_torch_available() -> bool:
@@ -24,13 +48,17 @@ def is_transformers_available() -> bool:
     return find_spec("transformers") is not None
 
 
+def is_available(framework: str) -> bool:
+    """Whether every module a registered framework names is importable (nothing is imported)."""
+    for spec in _registry().frameworks():
+        if spec.name == framework:
+            return all(find_spec(module) is not None for module in spec.modules)
+    return False
+
+
 def available_frameworks() -> list[str]:
-    found = []
-    if is_torch_available():
-        found.append("pt")
-    if is_mindspore_available():
-        found.append("ms")
-    return found
+    """Installed registered frameworks, in ``auto`` order."""
+    return [name for name in framework_names() if is_available(name)]
 
 
 def resolve_framework(requested: str | None = "auto", candidates: list[str] | None = None) -> tuple[str, str]:
@@ -51,14 +79,18 @@ def resolve_framework(requested: str | None = "auto", candidates: list[str] | No
             source = ""
     else:
         source = "argument"
-    aliases = {"pytorch": "pt", "torch": "pt", "mindspore": "ms"}
+    registry = _registry()
+    aliases = registry.framework_aliases()
     requested = aliases.get(requested, requested)
+    order = registry.framework_names()
     if requested != "auto":
-        if requested not in FRAMEWORKS:
-            raise A_BAD_VALUE.error(f"framework {requested!r} is not one of auto, pt, ms", location=source or None)
+        if requested not in order:
+            raise A_BAD_VALUE.error(
+                f"framework {requested!r} is not one of auto, {', '.join(order)}", location=source or None
+            )
         return requested, f"framework {requested} ({source})"
     installed = available_frameworks()
-    pool = [fw for fw in AUTO_ORDER if fw in installed and (candidates is None or fw in candidates)]
+    pool = [fw for fw in order if fw in installed and (candidates is None or fw in candidates)]
     if not pool:
         raise X_FRAMEWORK.error(
             "no installed framework implements this"
@@ -68,4 +100,4 @@ def resolve_framework(requested: str | None = "auto", candidates: list[str] | No
                 else ""
             )
         )
-    return pool[0], f"framework {pool[0]} (auto: first installed of {', '.join(AUTO_ORDER)})"
+    return pool[0], f"framework {pool[0]} (auto: first installed of {', '.join(order)})"

@@ -32,12 +32,17 @@ import pluggy
 
 if TYPE_CHECKING:
     from openmind.core.specs import (
+        ArgumentGroupSpec,
         CommandSpec,
+        DatasetFormatSpec,
         DatasetSpec,
+        EvalKindSpec,
+        FrameworkSpec,
         HubSpec,
         ModelGroupSpec,
         PipelineSpec,
         PipelineWrapperSpec,
+        RouteSpec,
         TaskSpec,
         TemplateSpec,
         TrainerSpec,
@@ -142,6 +147,45 @@ def openmind_register_commands(register: Callable[[CommandSpec], None]) -> None:
 
 
 @hookspec
+def openmind_register_frameworks(register: Callable[[FrameworkSpec], None]) -> None:
+    """Register frameworks (``pt``, ``ms`` come from openmind-core through this same hook).
+
+    ``FRAMEWORKS``-like lists, ``framework="auto"``, the ``framework`` argument's choices and
+    availability checks are all computed from these specs.
+
+    :param register: call with one :class:`~openmind.core.specs.FrameworkSpec` per framework.
+    :returns: nothing.
+    """
+
+
+@hookspec
+def openmind_register_argument_groups(register: Callable[[ArgumentGroupSpec], None]) -> None:
+    """Register unified argument groups; their flags appear in ``--help`` of the verbs they name.
+
+    :param register: call with one :class:`~openmind.core.specs.ArgumentGroupSpec` per group.
+    :returns: nothing.
+    """
+
+
+@hookspec
+def openmind_register_routes(register: Callable[[RouteSpec], None]) -> None:
+    """Register HTTP routes of the serving app (``openmind deploy``, native backend).
+
+    :param register: call with one :class:`~openmind.core.specs.RouteSpec` per (path, methods).
+    :returns: nothing.
+    """
+
+
+@hookspec
+def openmind_register_eval_kinds(register: Callable[[EvalKindSpec], None]) -> None:
+    """Register kinds of evaluation tasks (how an evaluation item is scored).
+
+    :param register: call with one :class:`~openmind.core.specs.EvalKindSpec` per kind.
+    :returns: nothing.
+    """
+
+
+@hookspec
 def openmind_env_info() -> dict[str, Any] | None:
     """Contribute lines to ``openmind env`` (e.g. devices a framework sees).
 
@@ -161,4 +205,16 @@ def openmind_infer_task(model_dir: str, config: dict[str, Any]) -> str | None:
     :param model_dir: the local model folder.
     :param config: the parsed ``config.json`` (empty when there is none).
     :returns: a registered task name, or ``None`` when this plugin cannot tell.
+    """
+
+
+@hookspec
+def openmind_register_dataset_formats(register: Callable[[DatasetFormatSpec], None]) -> None:
+    """Register input dataset formats (``formatting``) and their converters to the standard formats.
+
+    ``openmind data validate --formatting NAME`` and training data loading use the converter; the
+    ``formatting`` argument's choices are the registered names.
+
+    :param register: call with one :class:`~openmind.core.specs.DatasetFormatSpec` per format.
+    :returns: nothing.
     """

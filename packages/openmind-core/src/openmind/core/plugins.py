@@ -24,10 +24,11 @@ from openmind.core.registry import Registry
 from openmind.core.version import __version__
 
 ENTRY_POINT_GROUP = "openmind"
-CORE_COMPONENT = Component("openmind-core", __version__, "core")
+CORE_COMPONENT = Component("openmind", __version__, "core")
 
 #: registration hook name -> spec kind it registers
 REGISTRATION_HOOKS = (
+    "openmind_register_frameworks",
     "openmind_register_tasks",
     "openmind_register_pipeline_wrappers",
     "openmind_register_pipelines",
@@ -38,6 +39,10 @@ REGISTRATION_HOOKS = (
     "openmind_register_datasets",
     "openmind_register_hubs",
     "openmind_register_commands",
+    "openmind_register_argument_groups",
+    "openmind_register_routes",
+    "openmind_register_eval_kinds",
+    "openmind_register_dataset_formats",
 )
 
 

@@ -19,12 +19,16 @@ from openmind.core.requirements import valid as valid_requirement
 from openmind.core.specs import (
     FRAMEWORKS,
     SPEC_KINDS,
+    ArgumentGroupSpec,
     CommandSpec,
     DatasetSpec,
+    EvalKindSpec,
+    FrameworkSpec,
     HubSpec,
     ModelGroupSpec,
     PipelineSpec,
     PipelineWrapperSpec,
+    RouteSpec,
     Spec,
     TaskSpec,
     TemplateSpec,
@@ -73,10 +77,11 @@ class Registry:
                     )
                 )
         framework = getattr(spec, "framework", None)
-        if framework is not None and framework not in FRAMEWORKS:
+        if framework is not None and framework not in self.framework_names():
             self.problems.append(
                 E.R_BAD_SPEC.error(
-                    f"{spec.kind} {spec.label()!r}: framework {framework!r} is not one of {', '.join(FRAMEWORKS)}",
+                    f"{spec.kind} {spec.label()!r}: framework {framework!r} is not one of "
+                    f"{', '.join(self.framework_names())} (register it with openmind_register_frameworks)",
                     component=where,
                 )
             )
@@ -162,6 +167,56 @@ class Registry:
             if spec.name == name or name in spec.aliases:
                 return spec
         return None
+
+    # ---- frameworks and other registry-derived lists --------------------------------
+    def frameworks(self) -> list[FrameworkSpec]:
+        """Registered frameworks, ``framework="auto"`` order first (highest priority)."""
+        return sorted(self.all(FrameworkSpec), key=lambda f: -f.priority)
+
+    def framework_names(self) -> tuple[str, ...]:
+        """Names of the registered frameworks in auto order (core's built-in pair when none is
+        registered, e.g. in a bare :class:`Registry` built by hand)."""
+        names = tuple(f.name for f in self.frameworks())
+        return names or FRAMEWORKS
+
+    def framework_aliases(self) -> dict[str, str]:
+        """Every name a user may write for a framework -> its registered name."""
+        out = {}
+        for spec in self.frameworks():
+            out[spec.name] = spec.name
+            for alias in spec.aliases:
+                out.setdefault(alias.lower(), spec.name)
+        return out
+
+    def tasks_with(self, capability: str) -> tuple[str, ...]:
+        """Names of the tasks whose spec declares ``capability`` (``"generative"``, ``"chat"``...)."""
+        return tuple(t.name for t in self.tasks() if capability in t.capabilities)
+
+    def group_frameworks(self, group: ModelGroupSpec) -> tuple[str, ...]:
+        """The frameworks ``group`` really runs on: those it claims that have a pipeline or a
+        trainer for one of its tasks which accepts the group's ``model_types`` (a pipeline that
+        declares no ``model_types`` accepts any)."""
+        out = []
+        for framework in group.frameworks:
+            for spec in [*self.all(PipelineSpec), *self.all(TrainerSpec)]:
+                if spec.framework != framework or (group.tasks and spec.task not in group.tasks):
+                    continue
+                types_ = getattr(spec, "model_types", ())
+                if not types_ or not group.model_types or set(types_) & set(group.model_types):
+                    out.append(framework)
+                    break
+        return tuple(out)
+
+    def argument_groups_for(self, verb: str) -> list[ArgumentGroupSpec]:
+        """Registered argument groups that ``verb`` (a command name) takes."""
+        return [g for g in self.all(ArgumentGroupSpec) if verb in g.verbs]
+
+    def routes(self) -> list[RouteSpec]:
+        """Serving routes in mount order."""
+        return sorted(self.all(RouteSpec), key=lambda r: (r.order, r.path))
+
+    def eval_kinds(self) -> list[EvalKindSpec]:
+        return self.all(EvalKindSpec)
 
     # ---- validation ------------------------------------------------------------------
     def validate(self) -> list[OpenMindError]:
@@ -249,10 +304,10 @@ class Registry:
             for task in group.tasks:
                 need_task(group, task)
             for framework in group.frameworks:
-                if framework not in FRAMEWORKS:
+                if framework not in self.framework_names():
                     add(
                         E.R_BAD_SPEC.error(
-                            f"model group {group.name!r}: framework {framework!r} is not one of {', '.join(FRAMEWORKS)}",
+                            f"model group {group.name!r}: framework {framework!r} is not one of {', '.join(self.framework_names())}",
                             component=group.component,
                         )
                     )
@@ -275,6 +330,24 @@ class Registry:
                     )
                 )
             template_owner[group.template] = group
+        commands = {name for c in self.all(CommandSpec) for name in (c.name, *c.aliases)}
+        for spec in self.all(ArgumentGroupSpec):
+            for verb in spec.verbs:
+                if verb not in commands:
+                    add(
+                        E.R_DANGLING.error(
+                            f"argument group {spec.name!r} is for unknown command {verb!r}.{suggest(verb, commands)}",
+                            component=spec.component,
+                        )
+                    )
+        for spec in self.all(RouteSpec):
+            if not spec.path.startswith("/") or not spec.methods:
+                add(
+                    E.R_BAD_SPEC.error(
+                        f"route {spec.label()!r}: the path must start with '/' and name at least one method",
+                        component=spec.component,
+                    )
+                )
         return self.problems
 
     def raise_problems(self) -> None:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from openmind.core.registry import Registry
 
-VERSION = 2
+VERSION = 3
 
 
 def _path():

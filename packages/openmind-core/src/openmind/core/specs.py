@@ -19,6 +19,10 @@ TemplateSpec       name                        1:1 with a model group
 DatasetSpec        task                        1:1 with a (training) task: its standard format
 HubSpec            name                        pluggable hubs
 CommandSpec        name                        CLI verbs
+FrameworkSpec      name                        a framework (pt, ms, ...): availability, auto order
+ArgumentGroupSpec  name                        a unified argument group added to some verbs
+RouteSpec          (path, methods)             an HTTP route of ``openmind deploy``'s server
+EvalKindSpec       name                        a kind of evaluation task (how items are scored)
 =================  ==========================  ===========================================
 """
 
@@ -30,6 +34,8 @@ from typing import Any, ClassVar
 
 from openmind.core.errors import Component
 
+#: the frameworks openmind-core itself registers (see :class:`FrameworkSpec`); the registry holds
+#: the full, extensible list (``registry.framework_names()``).
 FRAMEWORKS = ("pt", "ms")
 _IMPL_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -114,6 +120,10 @@ class TaskSpec(Spec):
     aliases: tuple[str, ...] = ()
     input_schema: str = ""
     output_schema: str = ""
+    #: what the task's wrapper can do, read by CLI verbs and servers instead of closed task lists:
+    #: ``"generative"`` (takes generation arguments), ``"chat"`` (renders messages through a
+    #: template; takes template arguments), ``"embedding"`` ...
+    capabilities: tuple[str, ...] = ()
     default_models: tuple[DefaultModel, ...] = ()
 
     def default_model(self, framework: str | None = None) -> DefaultModel | None:
@@ -146,6 +156,8 @@ class PipelineSpec(Spec):
     priority: int = 0
     #: free text shown in the support matrix, e.g. "needs Ascend".
     note: str = ""
+    #: ``config.json`` ``model_type`` values this pipeline runs (empty: any model of the task).
+    model_types: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -227,6 +239,26 @@ class DatasetSpec(Spec):
 
 
 @dataclass(frozen=True)
+class DatasetFormatSpec(Spec):
+    """An input ``formatting`` of dataset rows and its converter (``alpaca``, ``sharegpt`` ... or a
+    plugin's): ``impl`` is a callable ``convert(row: dict) -> dict`` that returns the row in the
+    built-in input format ``produces`` (``openai``, ``sft``, ``alpaca``, ``pretrain``,
+    ``preference``); it raises ``ValueError("field: reason")`` for a bad row. ``columns`` are the
+    source columns a row must have (also how ``formatting: auto`` recognises the format). The
+    built-in formats are registered by openmind-data with ``produces`` equal to their own name.
+    """
+
+    kind: ClassVar[str] = "dataset-format"
+    name: str
+    produces: str = ""
+    columns: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
 class HubSpec(Spec):
     """A model/dataset hub. ``prefix`` enables ids like ``hf::org/name``."""
 
@@ -249,6 +281,70 @@ class CommandSpec(Spec):
     aliases: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class FrameworkSpec(Spec):
+    """A deep-learning framework pipelines and trainers run on (``pt``, ``ms``, ...).
+
+    :param modules: import names whose presence (``find_spec``, nothing imported) means the
+        framework is installed.
+    :param aliases: other names users may write (``torch``, ``pytorch``).
+    :param priority: ``framework="auto"`` takes the installed framework with the highest priority.
+    :param display_name: shown in messages and docs (``PyTorch``).
+    """
+
+    kind: ClassVar[str] = "framework"
+    name: str
+    display_name: str = ""
+    aliases: tuple[str, ...] = ()
+    modules: tuple[str, ...] = ()
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class ArgumentGroupSpec(Spec):
+    """A group of unified arguments (``impl``: a dataclass whose fields are the keys, each made with
+    :func:`openmind.core.args.arg`) that ``verbs`` accept and show in their ``--help``."""
+
+    kind: ClassVar[str] = "argument-group"
+    name: str
+    verbs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RouteSpec(Spec):
+    """An HTTP route of the serving app. ``impl`` names ``async def handler(request)``; the serving
+    context (engine, settings, helpers) is ``request.app.state.context``."""
+
+    kind: ClassVar[str] = "route"
+    path: str
+    methods: tuple[str, ...] = ("POST",)
+    #: lower first: the order routes are mounted in (built-in routes use 0-100).
+    order: int = 500
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.path, ",".join(self.methods))
+
+    @property
+    def name(self) -> str:
+        return f"{','.join(self.methods)} {self.path}"
+
+    def label(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class EvalKindSpec(Spec):
+    """A kind of evaluation task: how items are scored (``multiple-choice``, ``generate``, ...).
+
+    ``impl`` names the scorer; ``capability`` is the task capability the evaluated pipeline needs.
+    """
+
+    kind: ClassVar[str] = "eval-kind"
+    name: str
+    capability: str = "generative"
+
+
 SPEC_KINDS: dict[str, type[Spec]] = {
     cls.kind: cls
     for cls in (
@@ -262,6 +358,11 @@ SPEC_KINDS: dict[str, type[Spec]] = {
         DatasetSpec,
         HubSpec,
         CommandSpec,
+        FrameworkSpec,
+        ArgumentGroupSpec,
+        RouteSpec,
+        EvalKindSpec,
+        DatasetFormatSpec,
     )
 }
 

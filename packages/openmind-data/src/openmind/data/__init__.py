@@ -10,7 +10,8 @@ Public API (imported lazily; ``import openmind.data`` imports neither ``datasets
     data = prepare(args, tokenizer, template, stage="sft")
     data.train, data.eval, data.stats                  # Arrow datasets + totals; cached on disk
 
-    from openmind.data.adapters import torch_collator, mindspore_source
+    from openmind.pt.training.adapters import torch_collator       # openmind-pt
+    from openmind.ms.training.data_source import mindspore_source  # openmind-ms
 
 See :mod:`openmind.data.formats` (standard formats), :mod:`openmind.data.converters`
 (alpaca / sharegpt / openai / preference), :mod:`openmind.data.catalog` (registered datasets,

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openmind.data.converters import COLUMN_KEYS, INPUT_FORMATS, TAG_KEYS, Mapping
+from openmind.data.converters import COLUMN_KEYS, TAG_KEYS, Mapping, input_formats
 from openmind.data.errors import D_BAD_REGISTRY, D_NOT_FOUND
 
 ENTRY_KEYS = {
@@ -87,9 +87,9 @@ def _entry(name: str, raw: Any, base: Path, where: str, default_formatting: str 
             location=f"{where} field {unknown[0]!r}",
         )
     formatting = raw.get("formatting", default_formatting)
-    if formatting not in (*INPUT_FORMATS, "auto"):
+    if formatting not in (*input_formats(), "auto"):
         raise D_BAD_REGISTRY.error(
-            f"dataset {name!r}: formatting {formatting!r} is not one of auto, {', '.join(INPUT_FORMATS)}",
+            f"dataset {name!r}: formatting {formatting!r} is not one of auto, {', '.join(input_formats())}",
             location=f"{where} field 'formatting'",
         )
     for key, allowed in (("columns", COLUMN_KEYS), ("tags", TAG_KEYS)):

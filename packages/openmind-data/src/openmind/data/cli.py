@@ -119,7 +119,7 @@ class DataCommand(Command):
         group = parser.add_argument_group("data arguments")
         for name in names:
             f = fields[name]
-            choices = f.metadata.get("choices")
+            choices = A.choices_of(f)
             text = f.metadata.get("help", "") + (f" {{{', '.join(choices)}}}" if choices else "")
             group.add_argument(
                 "--" + name.replace("_", "-"), help=text.replace("%", "%%"), default=argparse.SUPPRESS, metavar="VALUE"

@@ -10,6 +10,8 @@ Input ``formatting``:
 * ``preference`` — ``prompt`` (text or messages) or ``messages``, plus ``chosen``/``rejected``
   (text, a message, or trl's conversational lists; full conversations sharing the prompt work too).
 * ``pretrain`` — ``text``.
+* any format a plugin registers (:class:`~openmind.core.specs.DatasetFormatSpec`, hook
+  ``openmind_register_dataset_formats``): its converter turns a row into one of the formats above.
 
 Column names and role tags can be remapped (:class:`Mapping`, the same keys as LLaMA-Factory's
 ``dataset_info.json`` ``columns``/``tags``), so LLaMA-Factory datasets are read unchanged.
@@ -26,7 +28,21 @@ from typing import Any
 
 from openmind.data.formats import MEDIA, Problem, message
 
+#: the built-in input formats (registered by this package's plugin as DatasetFormatSpecs)
 INPUT_FORMATS = ("alpaca", "sharegpt", "openai", "sft", "pretrain", "preference")
+
+
+def plugin_formats() -> dict[str, Any]:
+    """The registered input formats other than the built-ins: name -> DatasetFormatSpec."""
+    from openmind.core.plugins import get_registry
+
+    return {s.name: s for s in get_registry().all("dataset-format") if s.name not in INPUT_FORMATS}
+
+
+def input_formats() -> tuple[str, ...]:
+    """Every ``formatting`` value: the built-ins, then the plugins' formats."""
+    return (*INPUT_FORMATS, *plugin_formats())
+
 
 #: default source column for each standard role of a layout (LLaMA-Factory's defaults)
 DEFAULT_COLUMNS: dict[str, dict[str, str]] = {
@@ -114,6 +130,9 @@ def detect(columns: list[str] | set[str]) -> tuple[str, bool]:
         return "preference", True
     if "text" in cols:
         return "pretrain", False
+    for spec in plugin_formats().values():  # a plugin's format, recognised by its columns
+        if spec.columns and set(spec.columns) <= cols:
+            return spec.name, ranking
     return "", False
 
 
@@ -153,14 +172,34 @@ class Converter:
         self.mapping = mapping
         self.target = target
         self.fmt = mapping.formatting
+        #: a plugin format's converter (row -> row in a built-in format) and the converter after it
+        self.plugin: Any = None
+        self.inner: Converter | None = None
+        self.plugin_columns: tuple[str, ...] = ()
         if self.fmt not in INPUT_FORMATS:
             from openmind.data.errors import D_FORMAT
 
-            raise D_FORMAT.error(f"unknown formatting {self.fmt!r}; expected one of {', '.join(INPUT_FORMATS)}")
+            spec = plugin_formats().get(self.fmt)
+            if spec is None:
+                raise D_FORMAT.error(
+                    f"unknown formatting {self.fmt!r}; expected one of {', '.join(input_formats())}",
+                    location="formatting",
+                )
+            if spec.produces not in INPUT_FORMATS:
+                raise D_FORMAT.error(
+                    f"dataset format {spec.name!r} ({spec.component}) converts to {spec.produces!r}, which is not "
+                    f"a built-in format ({', '.join(INPUT_FORMATS)})",
+                    location="formatting",
+                )
+            self.plugin = spec.load()
+            self.plugin_columns = tuple(spec.columns)
+            self.inner = Converter(Mapping(spec.produces, {}, dict(mapping.tags), mapping.ranking), target)
 
     def required_columns(self) -> list[tuple[str, str]]:
         """(standard key, source column) pairs a row must provide."""
         m = self.mapping
+        if self.plugin is not None:
+            return [(c, m.column(c) or c) for c in self.plugin_columns]
         if self.fmt == "alpaca":
             keys = ["prompt"]
             if self.target in ("preference", "pairwise"):
@@ -183,6 +222,8 @@ class Converter:
                 problems.append(Problem(col, "missing"))
         if problems:
             return {}, problems
+        if self.plugin is not None:
+            return self._plugin(row)
         if self.fmt == "alpaca":
             out, problems = self._alpaca(row)
         elif self.fmt in ("sharegpt", "openai", "sft"):
@@ -194,6 +235,22 @@ class Converter:
         if problems:
             return {}, problems
         return self._finish(row, out)
+
+    def _plugin(self, row: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
+        """A plugin's converter, then the built-in converter of the format it produces. The plugin
+        reports a bad row with ``ValueError("field: reason")`` (KeyError/TypeError name the row)."""
+        try:
+            converted = self.plugin(dict(row))
+        except (ValueError, KeyError, TypeError) as exc:
+            text = str(exc.args[0]) if exc.args else type(exc).__name__
+            where, sep, reason = text.partition(": ")
+            if not sep or " " in where:
+                where, reason = "row", text
+            return {}, [Problem(where, f"{reason} ({self.fmt} converter)")]
+        if not isinstance(converted, dict):
+            return {}, [Problem("row", f"the {self.fmt} converter returned {type(converted).__name__}, not a dict")]
+        assert self.inner is not None
+        return self.inner(converted)
 
     def _finish(self, row: dict[str, Any], out: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
         m = self.mapping

@@ -29,9 +29,9 @@ import weakref
 from bisect import bisect_left
 from typing import Any
 
+from openmind.core.training.layout import IGNORE_INDEX
 from openmind.data.formats import for_template, parse_tools
 
-IGNORE_INDEX = -100
 #: row status codes written by the encoder (counted in the report, see preparation.py)
 OK, TRUNCATED, DROPPED, TOO_LONG, NO_LABELS = 0, 1, 2, 3, 4
 TRUNCATIONS = ("right", "left", "drop", "error")

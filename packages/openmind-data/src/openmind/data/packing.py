@@ -5,7 +5,7 @@ sequence with the least room that still fits it), then concatenated with Arrow/n
 per-token Python. Each packed row keeps the samples intact and in one piece and gets
 ``position_ids`` that restart at 0 for every sample; that is what keeps packed samples apart
 ("neat packing"): attention kernels that take position ids (flash-attention's varlen path in
-transformers) or a block-diagonal mask built from them (:mod:`openmind.data.adapters`) stop a
+transformers) or a block-diagonal mask built from them (:mod:`openmind.pt.training.adapters`) stop a
 token from attending to another sample. Rows are stored without padding (padding-free); the
 collator pads a batch or flattens it.
 

@@ -10,7 +10,7 @@ registers it (``DatasetSpec(name="multimodal-sft", task="mm-sft", columns=...)``
 from __future__ import annotations
 
 from openmind.core.hookspecs import hookimpl
-from openmind.core.specs import CommandSpec, DatasetSpec
+from openmind.core.specs import CommandSpec, DatasetFormatSpec, DatasetSpec
 from openmind.data import errors  # noqa: F401  (declares the OM-D0xx codes for the catalogue)
 
 
@@ -54,3 +54,21 @@ def openmind_register_commands(register):
             help="validate, convert, prepare (tokenise + cache) and preview training data",
         )
     )
+
+
+#: the built-in input formats and the columns that identify them (converted by
+#: :class:`openmind.data.converters.Converter`; a plugin's format names its own converter)
+BUILTIN_FORMATS = (
+    ("alpaca", ("instruction",), "instruction/input/output (+ system, history); LLaMA-Factory's alpaca."),
+    ("sharegpt", ("conversations",), "conversations of from/value turns (+ system, tools); LLaMA-Factory's."),
+    ("openai", ("messages",), "OpenAI chat messages (role/content/tool_calls) + tools."),
+    ("sft", ("messages",), "The standard sft format (same as openai)."),
+    ("pretrain", ("text",), "Plain text."),
+    ("preference", ("chosen", "rejected"), "A prompt or messages with chosen/rejected answers."),
+)
+
+
+@hookimpl
+def openmind_register_dataset_formats(register):
+    for name, columns, description in BUILTIN_FORMATS:
+        register(DatasetFormatSpec(name=name, produces=name, columns=columns, description=description))

@@ -26,7 +26,7 @@ class PreparedData:
       also ``position_ids`` (restarting at 0 for every packed sample; rows are not padded);
     * ``dpo`` / ``rm``: ``chosen_input_ids``, ``chosen_labels``, ``rejected_input_ids``,
       ``rejected_labels`` (the prompt is masked in the labels);
-      :func:`openmind.data.adapters.trl_preference` turns them into trl's columns.
+      :func:`openmind.pt.training.adapters.trl_preference` turns them into trl's columns.
 
     ``stats``: ``read``, ``kept``, ``rejected``, ``truncated``, ``dropped``, token counts and
     padding waste before/after packing. ``from_cache`` tells whether the result was reused.

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from mindspore import Tensor
 
+from openmind.core.pipelines.base import DEFAULT_MAX_NEW_TOKENS
 from openmind.ms.models.llama import LlamaForCausalLM
 
 #: one generated token of one row: (token id, log-prob or None, ended, [(id, log-prob)] alternatives)
@@ -24,7 +25,7 @@ Step = tuple[int, "float | None", bool, list[tuple[int, float]]]
 class GenerationParams:
     """What decoding does. ``stop`` is checked by the caller (see ``stop_check``)."""
 
-    max_new_tokens: int = 64
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     do_sample: bool = False
     temperature: float = 1.0
     top_k: int = 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 from openmind.core.hookspecs import hookimpl
 from openmind.core.specs import PipelineSpec, TrainerSpec
 from openmind.ms import errors  # noqa: F401  (declares the OM-MS0xx codes for the catalogue; imports no MindSpore)
+from openmind.ms.models.config import BERT_FAMILY, LLAMA_FAMILY  # plain data; imports no MindSpore
 
 REQUIRES = ("mindspore>=2.3", "numpy<2", "transformers>=4.45")
 BACKEND = "native"
@@ -24,6 +25,16 @@ PIPELINES = {
     "translation": GENERATION,
     "text2emb": "openmind.ms.pipelines.embedding:MindSporeEmbedding",
     "text-classification": "openmind.ms.pipelines.classification:MindSporeTextClassification",
+}
+#: task -> the ``model_type`` values the native implementation runs (declared on each PipelineSpec,
+#: so ``openmind list`` and ``Registry.group_frameworks`` know a group outside them is not on ms)
+MODEL_TYPES = {
+    "chat": tuple(LLAMA_FAMILY),
+    "text-generation": tuple(LLAMA_FAMILY),
+    "summarization": tuple(LLAMA_FAMILY),
+    "translation": tuple(LLAMA_FAMILY),
+    "text2emb": BERT_FAMILY,
+    "text-classification": (*LLAMA_FAMILY, *BERT_FAMILY),
 }
 #: training stage -> trainer
 TRAINERS = {
@@ -43,6 +54,7 @@ def openmind_register_pipelines(register):
                 impl=impl,
                 requires=REQUIRES,
                 note=NOTE,
+                model_types=MODEL_TYPES[task],
                 description=f"{task} on MindSpore (native Llama-family / BERT implementation, safetensors)",
             )
         )

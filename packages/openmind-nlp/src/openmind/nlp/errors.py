@@ -2,7 +2,9 @@
 
 ``OM-I1xx``: pipeline input and generation; ``OM-M1xx``: model folders. Generic codes that core
 already declares are reused, not redeclared: unknown task (OM-I001), no pipeline for a framework
-(OM-I002), invalid input type (OM-I003), model not found (OM-M001), folder is not a model (OM-M002).
+(OM-I002), invalid input type (OM-I003), model not found (OM-M001), folder is not a model (OM-M002);
+the codes of the generic pipeline contracts (OM-I101, OM-I102, OM-M102) moved to
+:mod:`openmind.core.pipelines.errors` with their numbers and are re-exported here.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from openmind.core.errors import (
     PipelineError,
     define,
 )
+from openmind.core.pipelines.errors import I_BAD_INPUT_FILE, I_BAD_PARAM, M_PICKLE
 
 __all__ = [
     "I_BAD_INPUT",
@@ -34,19 +37,6 @@ __all__ = [
     "M_WRONG_HEAD",
 ]
 
-I_BAD_INPUT_FILE = define(
-    "OM-I101",
-    "Unreadable input file",
-    "An input file is .txt (one input per line) or .jsonl (one JSON value per line: a string, a list of "
-    'messages, or an object with "input", "text", "prompt" or "messages").',
-    PipelineError,
-)
-I_BAD_PARAM = define(
-    "OM-I102",
-    "Invalid generation or pipeline parameter",
-    "Check the value against `openmind run --help` (e.g. max_new_tokens > 0, temperature >= 0, 0 < top_p <= 1).",
-    PipelineError,
-)
 I_PROMPT_TOO_LONG = define(
     "OM-I103",
     "Prompt too long for the model",
@@ -58,13 +48,6 @@ M_NO_TOKENIZER = define(
     "Model folder has no tokenizer",
     "Copy the tokenizer files (tokenizer.json, tokenizer.model or vocab.txt, with tokenizer_config.json) of the "
     "base model into the folder.",
-    ModelError,
-)
-M_PICKLE = define(
-    "OM-M102",
-    "Pickle weights refused",
-    "The folder only has pickle weights (*.bin, *.pt), which can run code when loaded. Convert them to "
-    "safetensors, or pass allow_pickle=True (--allow-pickle true) if you trust the source.",
     ModelError,
 )
 M_ADAPTER = define(

@@ -15,9 +15,14 @@ def om(repo: str, revision: str, framework: str = "pt", backend: str = "transfor
     return DefaultModel(f"om::{repo}", revision, framework=framework, backend=backend)
 
 
+#: ``capabilities`` (see :class:`~openmind.core.specs.TaskSpec`): ``generative`` tasks take the
+#: generation arguments, ``chat`` tasks render messages through a template (template arguments),
+#: ``embedding`` tasks are served on ``/v1/embeddings``. CLI verbs and the server read these
+#: instead of keeping task lists of their own.
 INFERENCE_TASKS = (
     TaskSpec(
         name="chat",
+        capabilities=("generative", "chat"),
         aliases=("chat-completion", "conversational"),
         description="Messages in, assistant message out (system prompt, history, streaming).",
         input_schema="list[{role, content}] | str",
@@ -25,6 +30,7 @@ INFERENCE_TASKS = (
     ),
     TaskSpec(
         name="text-generation",
+        capabilities=("generative",),
         aliases=("text_generation", "causal-lm"),
         description="Continue a text prompt.",
         input_schema="str | list[str]",
@@ -37,6 +43,7 @@ INFERENCE_TASKS = (
     ),
     TaskSpec(
         name="text2emb",
+        capabilities=("embedding",),
         aliases=("sentence-embedding", "embedding"),
         description="Sentence embeddings with pooling and normalisation.",
         input_schema="str | list[str]",
@@ -68,6 +75,7 @@ INFERENCE_TASKS = (
     ),
     TaskSpec(
         name="summarization",
+        capabilities=("generative", "chat"),
         description="Summarise a text (seq2seq models: T5/BART...; chat models: an instruction).",
         input_schema="str",
         output_schema="{summary_text}",
@@ -75,6 +83,7 @@ INFERENCE_TASKS = (
     ),
     TaskSpec(
         name="translation",
+        capabilities=("generative", "chat"),
         description="Translate a text (seq2seq models: T5/Marian...; chat models: an instruction).",
         input_schema="str",
         output_schema="{translation_text}",
@@ -110,6 +119,7 @@ INFERENCE_TASKS = (
         description="Text in, text out with an encoder-decoder model (T5, BART, mT5, Marian).",
         input_schema="str | list[str]",
         output_schema="{generated_text}",
+        capabilities=("generative",),
         default_models=(om("PyTorch-NPU/flan_t5_base", "d15ab63"),),
     ),
     TaskSpec(

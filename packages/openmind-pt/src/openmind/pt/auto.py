@@ -25,8 +25,8 @@ from typing import Any
 
 import transformers
 
+from openmind.core.pipelines.model import PICKLE_WEIGHTS, SAFE_WEIGHTS
 from openmind.nlp.errors import M_PICKLE
-from openmind.nlp.pipelines.model import PICKLE_WEIGHTS, SAFE_WEIGHTS
 from openmind.pt.pipelines.loading import has_weights
 
 __all__ = [

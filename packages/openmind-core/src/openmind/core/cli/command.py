@@ -19,6 +19,27 @@ class Command(abc.ABC):
     #: longer description shown by ``openmind VERB --help``.
     description: ClassVar[str] = ""
     epilog: ClassVar[str] = ""
+    #: the verb's registered name (set by the CLI before :meth:`configure`): registered argument
+    #: groups naming this verb (``ArgumentGroupSpec.verbs``) are added to :attr:`groups`.
+    verb: str = ""
+
+    def all_groups(self) -> tuple[str, ...]:
+        """:attr:`groups` plus the registered argument groups for this verb."""
+        if not self.verb:
+            return self.groups
+        from openmind.core import snapshot
+        from openmind.core.entrypoints import DEFAULT_PLUGINS
+
+        data = snapshot.load_data(DEFAULT_PLUGINS)  # fast path: no registry for verbs without groups
+        if data is not None:
+            names = [
+                s["name"] for s in data["specs"] if s["kind"] == "argument-group" and self.verb in s.get("verbs", ())
+            ]
+        else:
+            from openmind.core.plugins import get_registry
+
+            names = [g.name for g in get_registry().argument_groups_for(self.verb)]
+        return self.groups + tuple(n for n in names if n not in self.groups)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Add verb-specific options; the unified groups are added by :meth:`configure`."""
@@ -27,17 +48,18 @@ class Command(abc.ABC):
         if self.takes_config:
             parser.add_argument("config", nargs="?", help="YAML/JSON argument file, or a run folder to start from.")
         self.add_arguments(parser)
-        if self.groups:
+        groups = self.all_groups()
+        if groups:
             from openmind.core import args as A
 
-            A.add_to_parser(parser, self.groups)
+            A.add_to_parser(parser, groups)
 
     def resolve(self, ns: argparse.Namespace, groups: tuple[str, ...] | None = None) -> A.Namespace:
         """Resolve the unified arguments from the config file / run folder and the flags given."""
         from openmind.core import args as A
 
-        groups = groups or self.groups
-        keys = {f for g in groups for f in A.GROUPS[g].__dataclass_fields__}
+        groups = groups or self.all_groups()
+        keys = {f for g in groups for f in A.group_class(g).__dataclass_fields__}
         given: dict[str, Any] = {}
         for key, value in vars(ns).items():
             if key in keys:

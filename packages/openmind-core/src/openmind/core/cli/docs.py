@@ -45,9 +45,12 @@ def errors_markdown() -> str:
     from openmind.core.plugins import get_host
 
     get_host()  # loading plugins imports their error declarations
+    import openmind.core.training.errors  # noqa: F401  (core's own OM-T0xx, whatever is installed)
+
     rows = []
     for code in sorted(CODES.values(), key=lambda c: c.code):
         package = "openmind-" + code.module.split(".")[1] if code.module.startswith("openmind.") else code.module
+        package = "openmind" if package == "openmind-core" else package  # the core is the `openmind` distribution
         rows.append([f"`{code.code}`", code.title, code.cls.__name__, code.hint, package])
     return "\n".join(
         [

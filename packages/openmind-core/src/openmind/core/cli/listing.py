@@ -22,8 +22,13 @@ KINDS = {
     "models": "model-group",
     "templates": "template",
     "datasets": "dataset",
+    "formats": "dataset-format",
     "hubs": "hub",
     "commands": "command",
+    "frameworks": "framework",
+    "argument-groups": "argument-group",
+    "routes": "route",
+    "eval-kinds": "eval-kind",
     "plugins": None,
 }
 
@@ -50,7 +55,8 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
     """Headers and rows of one section. ``installed=False`` leaves out machine-dependent state."""
     req = (lambda s: requirement_text(s)) if installed else (lambda s: ", ".join(s.requires))
     if what == "tasks":
-        headers = ["task", "kind", "domain", "aliases", "wrapper", "pt", "ms", "default model", "provided by"]
+        frameworks = list(registry.framework_names())
+        headers = ["task", "kind", "domain", "aliases", "wrapper", *frameworks, "default model", "provided by"]
         rows = []
         for t in sorted(registry.tasks(), key=lambda t: (t.kind_of, t.name)):
             impls = registry.all("pipeline" if t.kind_of == "inference" else "trainer")
@@ -58,9 +64,9 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
             wrapper = registry.find(wrapper_kind, t.name)
             per_fw = {
                 fw: ", ".join(sorted(p.backend for p in impls if p.task == t.name and p.framework == fw))
-                for fw in ("pt", "ms")
+                for fw in frameworks
             }
-            if framework and not per_fw[framework]:
+            if framework and not per_fw.get(framework):
                 continue
             rows.append(
                 [
@@ -69,8 +75,7 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
                     t.domain,
                     ", ".join(t.aliases),
                     "yes" if wrapper else "MISSING",
-                    per_fw["pt"] or "-",
-                    per_fw["ms"] or "-",
+                    *[per_fw[fw] or "-" for fw in frameworks],
                     ", ".join(
                         (f"{d.framework}: " if len(t.default_models) > 1 else "") + d.label() for d in t.default_models
                     )
@@ -108,12 +113,12 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
                 ", ".join(g.tasks),
                 g.template,
                 ", ".join(g.architectures + g.model_types),
-                ", ".join(g.frameworks),
+                ", ".join(registry.group_frameworks(g)),
                 ", ".join(g.lora_targets),
                 provider(g),
             ]
             for g in sorted(registry.all("model-group"), key=lambda g: g.name)
-            if not framework or framework in g.frameworks
+            if not framework or framework in registry.group_frameworks(g)
         ]
         return headers, rows
     if what == "templates":
@@ -133,6 +138,13 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
             for d in sorted(registry.all("dataset"), key=lambda d: d.name)
         ]
         return headers, rows
+    if what == "formats":
+        headers = ["formatting", "converts to", "columns", "provided by"]
+        rows = [
+            [d.name, d.produces or d.name, ", ".join(d.columns), provider(d)]
+            for d in sorted(registry.all("dataset-format"), key=lambda d: d.name)
+        ]
+        return headers, rows
     if what == "hubs":
         headers = ["hub", "prefix", "endpoint variable", "requires", "provided by"]
         rows = [
@@ -145,6 +157,31 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
         rows = [
             [c.name, ", ".join(c.aliases), c.help, provider(c)]
             for c in sorted(registry.all("command"), key=lambda c: c.name)
+        ]
+        return headers, rows
+    if what == "frameworks":
+        headers = ["framework", "name", "aliases", "detected by", "auto order", "provided by"]
+        rows = [
+            [f.name, f.display_name, ", ".join(f.aliases), ", ".join(f.modules), str(i + 1), provider(f)]
+            for i, f in enumerate(registry.frameworks())
+        ]
+        return headers, rows
+    if what == "argument-groups":
+        headers = ["group", "verbs", "impl", "provided by"]
+        rows = [
+            [g.name, ", ".join(g.verbs), g.impl, provider(g)]
+            for g in sorted(registry.all("argument-group"), key=lambda g: g.name)
+        ]
+        return headers, rows
+    if what == "routes":
+        headers = ["route", "methods", "impl", "provided by"]
+        rows = [[r.path, ", ".join(r.methods), r.impl, provider(r)] for r in registry.routes()]
+        return headers, rows
+    if what == "eval-kinds":
+        headers = ["kind", "needs", "description", "provided by"]
+        rows = [
+            [k.name, k.capability, k.description, provider(k)]
+            for k in sorted(registry.all("eval-kind"), key=lambda k: k.name)
         ]
         return headers, rows
     raise ValueError(what)

@@ -39,6 +39,19 @@ class _Parser(argparse.ArgumentParser):
         raise A_UNKNOWN_KEY.error(f"{self.prog}: {message}", hint=f"See `{self.prog} --help`.")
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: every installed openmind distribution's version (read only when asked)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from openmind.core.distributions import version_text
+
+        print(version_text())
+        parser.exit()
+
+
 class _Verb:
     """One command as the parser needs it: from the snapshot's plain data (no registry, no spec
     classes) or from a :class:`~openmind.core.specs.CommandSpec` when there is no snapshot."""
@@ -63,10 +76,10 @@ class _Verb:
 
     @property
     def own(self) -> bool:
-        """Registered by openmind-core itself (no plugin to blame for errors)."""
+        """Registered by the core (the `openmind` distribution) itself (no plugin to blame for errors)."""
         c = self.component
         dist = c.get("distribution") if isinstance(c, dict) else getattr(c, "distribution", None)
-        return c is None or dist == "openmind-core"
+        return c is None or dist == "openmind"
 
 
 def verbs() -> list[_Verb]:
@@ -101,14 +114,18 @@ def build_parser(selected: str | None):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
-    parser.add_argument("--version", action="version", version=f"openmind {__version__}")
+    parser.add_argument(
+        "--version", action=_VersionAction, help="print the version of every installed openmind distribution"
+    )
     parser.add_argument("--debug", action="store_true", help="print tracebacks of errors")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands = {}
-    for verb in verbs():
+    registered = verbs()
+    for verb in registered:
         is_selected = selected is not None and (selected == verb.name or selected in verb.aliases)
         if is_selected:
             command = verb.load()()
+            command.verb = verb.name
             sub = subparsers.add_parser(
                 verb.name,
                 aliases=verb.aliases,
@@ -125,7 +142,37 @@ def build_parser(selected: str | None):
             commands[verb.name] = (verb, command)
         else:
             subparsers.add_parser(verb.name, aliases=verb.aliases, help=verb.help, add_help=False)
+    _add_missing_verbs(subparsers, registered, selected)
     return parser, commands
+
+
+def _add_missing_verbs(subparsers: Any, registered: list[_Verb], selected: str | None) -> None:
+    """Verbs of first-party distributions that are not installed: listed by ``--help`` with the
+    package that adds them; running one is OM-X001 naming the install command (never argparse's
+    "invalid choice")."""
+    from openmind.core.distributions import FIRST_PARTY, install_hint
+
+    have = {n for v in registered for n in (v.name, *v.aliases)}
+    for dist, info in FIRST_PARTY.items():
+        for name in info["commands"]:  # type: ignore[attr-defined]
+            if name in have:
+                continue
+            if name == selected:
+                from openmind.core.errors import X_MISSING
+                from openmind.core.requirements import installed_version
+
+                ver = installed_version(dist)
+                state = (
+                    f"{dist} {ver} is installed but its plugin did not register it (disabled, or failed to load: "
+                    "see `openmind list plugins`)"
+                    if ver
+                    else "which is not installed"
+                )
+                raise X_MISSING.error(
+                    f"the command {name!r} is added by {dist} ({info['adds']}), {state}",
+                    hint=f"Install it: {install_hint(dist)}",
+                )
+            subparsers.add_parser(name, help=f"(not installed: {install_hint(dist)})", add_help=False)
 
 
 def _first_positional(argv: list[str]) -> str | None:

@@ -29,7 +29,7 @@ from openmind.core.hub.ids import HubId, find_hub_spec, parse, safe_relpath
 from openmind.core.logs import logger
 
 T = TypeVar("T")
-#: optional extra of openmind-core that installs each hub's client
+#: optional extra of the `openmind` distribution that installs each hub's client
 EXTRAS = {"huggingface": "hf", "modelers": "modelers", "modelscope": "modelscope"}
 _COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
 
@@ -48,9 +48,7 @@ def get_hub(name: str, *, endpoint: str | None = None, token: str | None = None)
     except DependencyError as exc:
         extra = EXTRAS.get(spec.name)
         if extra:
-            exc.hint = (
-                f'Install it: pip install "openmind-core[{extra}]"  (or: {exc.hint.removeprefix("Install it: ")})'
-            )
+            exc.hint = f'Install it: pip install "openmind[{extra}]"  (or: {exc.hint.removeprefix("Install it: ")})'
         raise
     return cls(endpoint=endpoint or None, token=token or None)
 

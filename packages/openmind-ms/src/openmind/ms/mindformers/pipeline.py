@@ -10,9 +10,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from openmind.core.pipelines.base import LoadOptions
 from openmind.ms.errors import MS_MINDFORMERS
 from openmind.ms.pipelines.generation import MindSporeCausalLM
-from openmind.nlp.pipelines.base import LoadOptions
 
 
 def require_mindformers(what: str) -> Any:

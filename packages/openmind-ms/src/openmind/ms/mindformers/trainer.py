@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from openmind.core.training.layout import TrainResult
 from openmind.ms.mindformers.pipeline import require_mindformers
 from openmind.ms.training.trainer import MindSporeTrainer
-from openmind.nlp.training.base import TrainResult
 
 
 class MindFormersTrainer(MindSporeTrainer):

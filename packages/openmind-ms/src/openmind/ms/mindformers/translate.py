@@ -13,6 +13,7 @@ import re
 import sys
 from typing import Any
 
+from openmind.core.training.contract import default_lora_alpha
 from openmind.ms.errors import MS_CONFIG, MS_UNSUPPORTED_MODEL
 
 #: model_type -> mindformers model config / model class
@@ -126,7 +127,7 @@ def lora_config(targets: list[str], *, rank: int, alpha: int, dropout: float) ->
             names = list(LORA_TARGETS.values())
             break
         if target not in LORA_TARGETS:
-            from openmind.nlp.training.errors import T_LORA_TARGET
+            from openmind.core.training.errors import T_LORA_TARGET
 
             raise T_LORA_TARGET.error(
                 f"LoRA target {target!r} has no mindformers equivalent ({', '.join(LORA_TARGETS)})",
@@ -148,10 +149,13 @@ def training_config(args: Any, hf: dict[str, Any], *, dataset_dir: str, checkpoi
     model = model_config(hf, seq_length=d.cutoff_len, batch_size=t.per_device_train_batch_size, dtype=args.model.dtype)
     if ft.finetuning_type == "lora":
         model["model_config"]["pet_config"] = lora_config(
-            list(ft.lora_target), rank=ft.lora_rank, alpha=ft.lora_alpha or 2 * ft.lora_rank, dropout=ft.lora_dropout
+            list(ft.lora_target),
+            rank=ft.lora_rank,
+            alpha=default_lora_alpha(ft.lora_rank, ft.lora_alpha),
+            dropout=ft.lora_dropout,
         )
     elif ft.finetuning_type != "full":
-        from openmind.nlp.training.errors import T_BAD_SETUP
+        from openmind.core.training.errors import T_BAD_SETUP
 
         raise T_BAD_SETUP.error(
             f"finetuning_type {ft.finetuning_type!r} is not available through mindformers (full, lora)",

@@ -68,7 +68,7 @@ def resolve_targets(model: nn.Cell, targets: str | list[str] | tuple[str, ...]) 
     absent = [t for t in targets if t not in found]
     if absent or not chosen:
         available = sorted({n.split(".")[-1] for n in modules})
-        from openmind.nlp.training.errors import T_LORA_TARGET
+        from openmind.core.training.errors import T_LORA_TARGET
 
         raise T_LORA_TARGET.error(
             f"LoRA target(s) {', '.join(absent or targets)} not found; the model's linear layers are "

@@ -6,9 +6,10 @@ from typing import Any
 
 import numpy as np
 
+from openmind.core.pipelines.base import LoadOptions, Pipeline
 from openmind.ms import runtime
 from openmind.ms.pipelines.loading import check_folder, load_tokenizer, resolve_dtype
-from openmind.nlp.pipelines.base import ClassificationParams, LoadOptions, Pipeline
+from openmind.nlp.pipelines.base import ClassificationParams
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:

@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from openmind.core.pipelines.base import LoadOptions
 from openmind.ms import runtime
 from openmind.ms.pipelines.loading import check_folder, generation_defaults, load_tokenizer, resolve_dtype
 from openmind.nlp.errors import I_BAD_PARAM, M_ADAPTER
-from openmind.nlp.pipelines.base import Generation, GenerationParams, LoadOptions, Prompt, TokenLogprob
+from openmind.nlp.pipelines.base import Generation, GenerationParams, Prompt, TokenLogprob
 from openmind.nlp.pipelines.causal import DECODE, CausalLMPipeline, finish_reason, merge_eos
 from openmind.nlp.pipelines.stopping import StopText, truncate_at_stop
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from openmind.core.api import read_config  # noqa: F401 - re-exported for the backends
+from openmind.core.pipelines.base import LoadOptions
+from openmind.core.pipelines.model import PICKLE_WEIGHTS, SAFE_WEIGHTS
 from openmind.nlp.errors import M_NO_TOKENIZER, M_PICKLE, M_REMOTE_CODE, M_WRONG_HEAD
-from openmind.nlp.pipelines.base import LoadOptions
-from openmind.nlp.pipelines.model import PICKLE_WEIGHTS, SAFE_WEIGHTS
 
 #: task -> the native head that serves it, and the architecture suffixes that carry it
 TASK_HEADS = {

@@ -1,1 +1,1 @@
-"""MindSpore trainers (the per-framework side of :mod:`openmind.nlp.training.base`)."""
+"""MindSpore trainers (the per-framework side of :mod:`openmind.core.training`)."""

@@ -1,5 +1,5 @@
 """The MindSpore trainer of ``pt`` and ``sft`` (full or LoRA), implementing the trainer contract of
-:mod:`openmind.nlp.training.base` on the native models.
+:class:`openmind.core.training.FrameworkTrainer` on the native models.
 
 * data: the data engine (``openmind.data.prepare``) -> fixed-width batches (one compiled graph);
 * step: ``mindspore.value_and_grad`` + global-norm clipping + ``nn.AdamWeightDecay`` with a
@@ -23,9 +23,18 @@ from typing import Any
 import numpy as np
 
 from openmind.core.logs import logger
+from openmind.core.training.contract import FrameworkTrainer, TrainPlan
+from openmind.core.training.errors import T_BAD_SETUP, T_EXPORT, T_NO_CHECKPOINT, T_NOT_FINITE
+from openmind.core.training.layout import (
+    CHECKPOINT_MARKER,
+    CHECKPOINT_PREFIX,
+    IGNORE_INDEX,
+    PLOT_FILE,
+    SUMMARY_FILE,
+    TrainResult,
+    checkpoint_dir,
+)
 from openmind.ms import runtime
-from openmind.nlp.training.base import CHECKPOINT_MARKER, PLOT_FILE, SUMMARY_FILE, TrainResult
-from openmind.nlp.training.errors import T_BAD_SETUP, T_EXPORT, T_NO_CHECKPOINT, T_NOT_FINITE
 
 LOG_FILE = "train_log.jsonl"
 #: batches are padded to a multiple of this width (one compiled graph for the whole run)
@@ -43,14 +52,18 @@ def _bucket(n: int, step: int = WIDTH_STEP) -> int:
     return max(step, -(-n // step) * step)
 
 
-class MindSporeTrainer:
+class MindSporeTrainer(FrameworkTrainer):
     """``pt`` / ``sft`` on MindSpore; see the module docstring."""
 
+    stages = ("pt", "sft")
     finetuning_types = ("full", "lora")
 
-    def __init__(self, args: Any, *, stage: str | None = None) -> None:
-        self.args = args
-        self.stage = stage or args.finetuning.stage
+    def __init__(self, args: Any, *, stage: str | None = None, plan: TrainPlan | None = None) -> None:
+        super().__init__(args, stage=stage, plan=plan)
+        if plan is None:  # built outside a trainer wrapper: the NLP steps of the stage
+            from openmind.nlp.training.base import check_template, prepare_data
+
+            self.plan.template_check, self.plan.data_step = check_template, prepare_data
         self.checked = False
         self.model = None
         self.tokenizer = None
@@ -64,15 +77,7 @@ class MindSporeTrainer:
             return
         args = self.args
         ft, t = args.finetuning, args.training
-        if self.stage not in ("pt", "sft"):
-            raise T_BAD_SETUP.error(
-                f"the MindSpore trainer runs stages pt and sft, not {self.stage!r}", location="stage"
-            )
-        if ft.finetuning_type not in self.finetuning_types:
-            raise T_BAD_SETUP.error(
-                f"finetuning_type {ft.finetuning_type!r} is not available on MindSpore (full, lora)",
-                location="finetuning_type",
-            )
+        self.check_supported()
         if ft.finetuning_type == "lora" and ft.use_dora:
             raise T_BAD_SETUP.error("DoRA is not available on MindSpore", location="use_dora")
         if args.data.packing:
@@ -114,7 +119,7 @@ class MindSporeTrainer:
                 self.model,
                 ft.lora_target or self._default_targets(),
                 r=ft.lora_rank,
-                alpha=ft.lora_alpha or 2 * ft.lora_rank,
+                alpha=self.plan.lora_alpha,
                 p_dropout=ft.lora_dropout,
                 seed=t.seed,
                 rslora=ft.use_rslora,
@@ -131,9 +136,11 @@ class MindSporeTrainer:
         from openmind.nlp.templates import resolve_template
 
         t = self.args.template
-        return resolve_template(
+        template = resolve_template(
             t.template, model_dir=self.model_dir, tokenizer=self.tokenizer, model_group=self.args.model.model_group
         )
+        self.plan.check_template(template, self.tokenizer)  # OM-T002, as on every framework
+        return template
 
     def _default_targets(self) -> list[str]:
         try:
@@ -145,30 +152,8 @@ class MindSporeTrainer:
         return list(getattr(group, "lora_targets", ()) or ()) or ["all"]
 
     def _data(self):
-        from openmind.core.errors import OpenMindError
-        from openmind.data import prepare
-        from openmind.data.errors import D_EMPTY
-        from openmind.nlp.training.errors import T_CUTOFF
-
-        data_args = self.args.data
-        try:
-            prepared = prepare(
-                data_args, self.tokenizer, self.template, stage=self.stage, seed=self.args.training.seed, quiet=True
-            )
-        except OpenMindError as exc:
-            if exc.code == D_EMPTY.code and data_args.truncation in ("right", "left"):
-                raise T_CUTOFF.error(
-                    f"cutoff_len={data_args.cutoff_len} leaves no sample with a trained token ({exc.message})",
-                    location="cutoff_len",
-                ) from exc
-            raise
-        dropped = int(prepared.stats.get("dropped", 0) or 0)
-        if dropped and data_args.truncation in ("right", "left") and self.stage != "pt":
-            raise T_CUTOFF.error(
-                f"cutoff_len={data_args.cutoff_len} cuts away every trained token of {dropped} sample(s)",
-                location="cutoff_len",
-            )
-        return prepared
+        """The plan's framework-neutral data step (data engine + OM-T003 cutoff errors)."""
+        return self.plan.prepare_data(self.tokenizer, self.template, quiet=True)
 
     # ---- batches ------------------------------------------------------------------------------
     @staticmethod
@@ -181,7 +166,7 @@ class MindSporeTrainer:
     def _batch(self, rows: list[tuple[np.ndarray, np.ndarray]], width: int, size: int):
         pad = self.tokenizer.pad_token_id or 0
         ids = np.full((size, width), pad, np.int32)
-        labels = np.full((size, width), -100, np.int32)
+        labels = np.full((size, width), IGNORE_INDEX, np.int32)
         mask = np.zeros((size, width), np.int32)
         mask[:, 0] = 1  # all-padding filler rows still attend to one slot (their labels are ignored)
         for i, (x, y) in enumerate(rows):
@@ -207,7 +192,7 @@ class MindSporeTrainer:
         width = _bucket(max(len(x) for x, _ in train_rows + eval_rows))
         bs, accum = t.per_device_train_batch_size, t.gradient_accumulation_steps
         # trained positions per batch, padded to a fixed count: the worst case of bs rows
-        counts = sorted((int((y[1:] != -100).sum()) for _, y in train_rows + eval_rows), reverse=True)
+        counts = sorted((int((y[1:] != IGNORE_INDEX).sum()) for _, y in train_rows + eval_rows), reverse=True)
         slots = _bucket(sum(counts[: max(bs, t.per_device_eval_batch_size)]))
         micro_per_epoch = -(-len(train_rows) // bs)
         steps_per_epoch = max(1, micro_per_epoch // accum)
@@ -281,7 +266,7 @@ class MindSporeTrainer:
                     chosen = draw(micro * bs)
                     micro += 1
                     ids, labels, mask = self._batch([train_rows[i] for i in chosen], width, bs)
-                    n = int((labels[:, 1:] != -100).sum())
+                    n = int((labels[:, 1:] != IGNORE_INDEX).sum())
                     batch_tokens += int(sum(len(train_rows[i][0]) for i in chosen))
                     loss, grads = grads_of(*inputs(ids, labels, mask))
                     weight = float(n)
@@ -356,7 +341,7 @@ class MindSporeTrainer:
         for s in range(0, len(rows), bs):
             chunk = rows[s : s + bs]
             ids, labels, mask = self._batch(chunk, width, bs)
-            n = int((labels[:, 1:] != -100).sum())
+            n = int((labels[:, 1:] != IGNORE_INDEX).sum())
             total += float(loss_only(*self._inputs(ids, labels, mask)).asnumpy()) * n
             count += n
         return total / max(count, 1)
@@ -372,7 +357,7 @@ class MindSporeTrainer:
                 self.model,
                 folder,
                 r=ft.lora_rank,
-                alpha=ft.lora_alpha or 2 * ft.lora_rank,
+                alpha=self.plan.lora_alpha,
                 p_dropout=ft.lora_dropout,
                 base=self.model_dir,
                 rslora=ft.use_rslora,
@@ -395,8 +380,8 @@ class MindSporeTrainer:
     def _save_checkpoint(self, out: Path, step: int, optimizer: Any, log: list[dict]) -> None:
         import mindspore as ms
 
-        final = out / f"checkpoint-{step}"
-        tmp = out / f".checkpoint-{step}.tmp"
+        final = checkpoint_dir(out, step)
+        tmp = out / f".{CHECKPOINT_PREFIX}{step}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         self._save_weights(tmp)
@@ -472,7 +457,7 @@ class MindSporeTrainer:
 
 
 def _complete_checkpoints(out: Path) -> list[Path]:
-    return [p for p in out.glob("checkpoint-*") if p.is_dir() and (p / CHECKPOINT_MARKER).is_file()]
+    return [p for p in out.glob(f"{CHECKPOINT_PREFIX}*") if p.is_dir() and (p / CHECKPOINT_MARKER).is_file()]
 
 
 def _peak_memory_mb() -> float | None:
@@ -491,7 +476,9 @@ def _plot(path: Path, log: list[dict]) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        logger.warning("plot_loss: matplotlib is not installed; no %s written (pip install matplotlib)", path.name)
+        logger.warning(
+            'plot_loss: matplotlib is not installed, no %s written (pip install "openmind-ms[plot]")', path.name
+        )
         return
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot([e["step"] for e in log], [e["loss"] for e in log], label="train loss")

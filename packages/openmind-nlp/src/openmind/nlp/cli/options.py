@@ -7,8 +7,30 @@ from typing import Any
 from openmind.core import args as A
 from openmind.core.errors import A_BAD_VALUE
 
-GENERATIVE_TASKS = ("chat", "text-generation", "summarization", "translation", "text2text-generation")
-CHAT_TASKS = ("chat", "summarization", "translation")
+
+def generative_tasks() -> tuple[str, ...]:
+    """Tasks that take the generation arguments: registered with the ``generative`` capability."""
+    from openmind.core.plugins import get_registry
+
+    return get_registry().tasks_with("generative")
+
+
+def chat_tasks() -> tuple[str, ...]:
+    """Tasks that render messages through a template: registered with the ``chat`` capability."""
+    from openmind.core.plugins import get_registry
+
+    return get_registry().tasks_with("chat")
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    # the former constants, now computed from the registry
+    if name == "GENERATIVE_TASKS":
+        return generative_tasks()
+    if name == "CHAT_TASKS":
+        return chat_tasks()
+    raise AttributeError(name)
+
+
 #: generation-group keys -> GenerationParams names
 GENERATION_KEYS = {
     "max_new_tokens": "max_new_tokens",
@@ -42,23 +64,24 @@ def pipeline_kwargs(args: A.Namespace, task: str) -> dict[str, Any]:
         "revision": model.revision,
         "hub": model.hub,
     }
-    if task in CHAT_TASKS:
+    generative, chat = generative_tasks(), chat_tasks()
+    if task in chat:
         kwargs["model_group"] = model.model_group
         for key in TEMPLATE_KEYS:
             kwargs[key] = args.get(key)
-    if task in GENERATIVE_TASKS:
+    if task in generative:
         for key, name in GENERATION_KEYS.items():
             kwargs[name] = args.get(key)
     not_for_task = [
         key
         for key in sorted(args.explicit)
-        if (key in GENERATION_KEYS and task not in GENERATIVE_TASKS)
-        or ((key in TEMPLATE_KEYS or key == "model_group") and task not in CHAT_TASKS)
+        if (key in GENERATION_KEYS and task not in generative)
+        or ((key in TEMPLATE_KEYS or key == "model_group") and task not in chat)
     ]
     if not_for_task:
         raise A_BAD_VALUE.error(
             f"{', '.join('--' + k.replace('_', '-') for k in not_for_task)} do(es) not apply to task {task!r}",
-            hint="Remove them; generation and template arguments apply to chat, text-generation, "
-            "summarization and translation.",
+            hint=f"Remove them; generation arguments apply to {', '.join(generative)}; "
+            f"template arguments to {', '.join(chat)}.",
         )
     return {k: v for k, v in kwargs.items() if v is not None}

@@ -88,10 +88,7 @@ def evaluate(
     for task in tasks:
         if task.size == 0:
             raise E_NO_ITEMS.error(f"task {task.name!r} has no items", location=task.source)
-        if task.type == "multiple_choice":
-            result, samples = _run_mc(model, task, n_shot, limit, batch_size, progress)
-        else:
-            result, samples = _run_gen(model, task, n_shot, limit, batch_size, progress)
+        result, samples = kind_runner(task.type)(model, task, n_shot, limit, batch_size, progress)
         out["tasks"][task.name] = result
         out["samples"][task.name] = samples
     out["seconds"] = round(time.perf_counter() - started, 2)
@@ -199,3 +196,20 @@ def _run_gen(model, task: EvalTask, n_shot, limit, batch_size, progress):
     if extra_totals:
         result["rouge"] = {k: v / n for k, v in extra_totals.items()}
     return result, samples
+
+
+def kind_runner(kind: str):
+    """The scorer of an evaluation task kind, from the registry
+    (:class:`~openmind.core.specs.EvalKindSpec`, hook ``openmind_register_eval_kinds``)."""
+    from openmind.core.plugins import attributed, get_registry
+    from openmind.core.specs import EvalKindSpec
+
+    spec = get_registry().get(EvalKindSpec, kind)
+    with attributed(spec.component):
+        return spec.load()
+
+
+#: the built-in kinds' scorers, as registered by :mod:`openmind.nlp.eval.plugin`:
+#: ``runner(model, task, n_shot, limit, batch_size, progress) -> (result, samples)``
+run_multiple_choice = _run_mc
+run_generation = _run_gen

@@ -330,8 +330,9 @@ def load_task_yaml(path: Path) -> EvalTask:
             f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})", location=f"{path} {unknown[0]}"
         )
     kind = spec.get("type", "multiple_choice")
-    if kind not in ("multiple_choice", "generation"):
-        raise E_BAD_TASK_FILE.error(f"type {kind!r} is not multiple_choice or generation", location=f"{path} type")
+    kinds = eval_kinds()
+    if kind not in kinds:
+        raise E_BAD_TASK_FILE.error(f"type {kind!r} is not {' or '.join(kinds)}", location=f"{path} type")
     if "data" not in spec:
         raise E_BAD_TASK_FILE.error("key 'data' (file or folder) is missing", location=f"{path} data")
     data = (path.parent / str(spec["data"])).resolve()
@@ -381,3 +382,11 @@ def _csv_rows(path: Path) -> list[dict[str, Any]]:
     for n, row in enumerate(rows, 2):
         row["__where__"] = f"{path}:{n}"
     return rows
+
+
+def eval_kinds() -> tuple[str, ...]:
+    """Registered evaluation task kinds (``multiple_choice``, ``generation``, and any a plugin adds;
+    a plugin's kind reads its items like ``generation`` rows)."""
+    from openmind.core.plugins import get_registry
+
+    return tuple(k.name for k in get_registry().eval_kinds())

@@ -1,7 +1,9 @@
-"""THE contract between a pipeline wrapper and a per-framework pipeline.
+"""NLP's side of the wrapper <-> pipeline contract: the task-specific parameter and output types.
 
-A task has one *wrapper* (framework neutral, in :mod:`openmind.nlp.pipelines`) and one *pipeline*
-per framework (``openmind.pt.pipelines`` on PyTorch, ``openmind.ms`` on MindSpore), registered as
+The generic contract (:class:`Pipeline`, :class:`LoadOptions`) lives in
+:mod:`openmind.core.pipelines.base` and is re-exported here, so ``from openmind.nlp.pipelines.base
+import Pipeline, LoadOptions`` keeps working. A task has one *wrapper* (framework neutral, in
+:mod:`openmind.nlp.pipelines`) and one *pipeline* per framework (``openmind.pt.pipelines`` on PyTorch, ``openmind.ms`` on MindSpore), registered as
 a :class:`~openmind.core.specs.PipelineSpec` whose ``impl`` names a :class:`Pipeline` subclass.
 
 The wrapper owns everything that does not depend on the framework: argument handling, input
@@ -66,32 +68,34 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from openmind.core.pipelines.base import DEFAULT_MAX_NEW_TOKENS, LoadOptions, Pipeline
 from openmind.nlp.errors import I_BAD_PARAM
+
+__all__ = [  # the generic contract (core) re-exported beside NLP's task types
+    "DEFAULT_MAX_NEW_TOKENS",
+    "ClassificationParams",
+    "EmbeddingParams",
+    "FillMaskParams",
+    "Generation",
+    "GenerationParams",
+    "GenerativePipeline",
+    "LoadOptions",
+    "Pipeline",
+    "Prompt",
+    "TextStream",
+    "TokenClassificationParams",
+    "TokenLogprob",
+]
 
 #: a generation prompt: text (tokenized with the tokenizer's special tokens) or token ids.
 Prompt = str | list[int]
 
 
 @dataclass(frozen=True)
-class LoadOptions:
-    """How to load a model folder (from ``pipeline(...)`` keyword arguments / unified arguments)."""
-
-    task: str
-    device: str = "auto"
-    dtype: str = "auto"
-    #: LoRA adapter folder applied on top of the model (peft on PyTorch).
-    adapter: str | None = None
-    #: a tokenizer folder when the model folder has none of its own.
-    tokenizer: str | None = None
-    trust_remote_code: bool = False
-    allow_pickle: bool = False
-
-
-@dataclass(frozen=True)
 class GenerationParams:
     """Decoding parameters of one request. ``None`` means "the model's generation_config"."""
 
-    max_new_tokens: int = 512
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     do_sample: bool | None = None
     temperature: float | None = None
     top_p: float | None = None
@@ -296,54 +300,6 @@ class FillMaskParams:
     def check(self) -> None:
         if self.top_k < 1:
             raise I_BAD_PARAM.error(f"top_k={self.top_k!r}: must be >= 1", location="top_k")
-
-
-class Pipeline(abc.ABC):
-    """A per-framework pipeline: what a :class:`~openmind.core.specs.PipelineSpec` ``impl`` names."""
-
-    framework: ClassVar[str] = ""
-    backend: ClassVar[str] = "default"
-
-    task: str
-    model_dir: str
-    device: str
-    dtype: str
-    tokenizer: Any
-
-    @classmethod
-    @abc.abstractmethod
-    def load(cls, model_dir: str, options: LoadOptions) -> Pipeline:
-        """Load ``model_dir`` (a validated local folder) as described by ``options``."""
-
-    @abc.abstractmethod
-    def preprocess(self, inputs: list[Any], params: Any) -> Any:
-        """One batch of inputs -> framework features (tensors, padded)."""
-
-    @abc.abstractmethod
-    def forward(self, features: Any, params: Any) -> Any:
-        """Features -> raw model outputs (no gradients)."""
-
-    @abc.abstractmethod
-    def postprocess(self, outputs: Any, params: Any) -> list[Any]:
-        """Raw outputs -> one output item per input of the batch (plain Python values)."""
-
-    def run(self, inputs: Sequence[Any], params: Any, batch_size: int = 1) -> list[Any]:
-        """Outputs for ``inputs`` in order, ``batch_size`` at a time."""
-        batch_size = max(1, int(batch_size))
-        out: list[Any] = []
-        for start in range(0, len(inputs), batch_size):
-            chunk = list(inputs[start : start + batch_size])
-            out += self.postprocess(self.forward(self.preprocess(chunk, params), params), params)
-        return out
-
-    def describe(self) -> dict[str, str]:
-        return {
-            "framework": self.framework,
-            "backend": self.backend,
-            "device": str(self.device),
-            "dtype": str(self.dtype),
-            "model": str(self.model_dir),
-        }
 
 
 class GenerativePipeline(Pipeline):

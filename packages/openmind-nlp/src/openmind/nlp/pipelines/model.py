@@ -1,23 +1,27 @@
-"""Model folders: the one place where "what the user passed as a model" becomes a checked folder.
-
-Framework neutral: it reads file names and ``config.json``, never weights. Training run folders
-(``openmind_args.yaml`` inside) will resolve here too.
-"""
+"""NLP model folders: the generic check of :mod:`openmind.core.pipelines.model` plus a tokenizer,
+and the task inferred from a folder. Framework neutral: reads file names and ``config.json``."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openmind.core.api import read_config
-from openmind.core.api import resolve_model as resolve_model_id
-from openmind.core.errors import A_MISSING
-from openmind.nlp.errors import M_NO_TOKENIZER, M_NOT_A_MODEL, M_PICKLE
+from openmind.core.pipelines.model import PICKLE_WEIGHTS, SAFE_WEIGHTS, ModelFolder
+from openmind.core.pipelines.model import resolve_model_dir as resolve_core
+from openmind.nlp.errors import M_NO_TOKENIZER
 
-SAFE_WEIGHTS = ("*.safetensors",)
-PICKLE_WEIGHTS = ("*.bin", "*.pt", "*.pth", "*.pkl")
+__all__ = [
+    "PICKLE_WEIGHTS",
+    "SAFE_WEIGHTS",
+    "TOKENIZER_FILES",
+    "ModelFolder",
+    "has_chat_template",
+    "has_tokenizer",
+    "infer_task",
+    "resolve_model_dir",
+]
+
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.txt", "vocab.json", "spiece.model", "tokenizer.tiktoken")
 #: task inferred from the end of an architecture name (first match wins)
 ARCHITECTURE_TASKS = (
@@ -27,18 +31,6 @@ ARCHITECTURE_TASKS = (
     ("ForCausalLM", "text-generation"),
     ("LMHeadModel", "text-generation"),
 )
-
-
-@dataclass(frozen=True)
-class ModelFolder:
-    path: str
-    config: dict[str, Any]
-    #: "safetensors" or "pickle"
-    weights: str
-
-
-def _glob_any(folder: Path, patterns: tuple[str, ...]) -> list[Path]:
-    return [p for pattern in patterns for p in folder.glob(pattern) if not p.name.startswith("adapter_")]
 
 
 def has_chat_template(folder: str | os.PathLike) -> bool:
@@ -67,43 +59,19 @@ def resolve_model_dir(
     revision: str | None = None,
     hub: str | None = None,
 ) -> ModelFolder:
-    """Resolve ``model`` (local folder or hub id) and check it is a loadable model folder.
+    """Resolve ``model`` (local folder or hub id) and check it is a model folder with a tokenizer.
 
-    Raises OM-A004 (no model), OM-M001 (not found), OM-M002 (not a model: no config.json or no
-    weights), OM-M102 (only pickle weights and ``allow_pickle`` is off), OM-M101 (no tokenizer).
+    The generic check is :func:`openmind.core.pipelines.model.resolve_model_dir` (OM-A004, OM-M001,
+    OM-M002, OM-M102); NLP adds OM-M101 (no tokenizer, and no ``tokenizer`` folder given).
     """
-    if model is None or str(model) == "":
-        raise A_MISSING.error("no model given", hint="Pass model=PATH (SDK) or --model PATH (CLI).", location="model")
-    path = Path(resolve_model_id(model, revision=revision, hub=hub))
-    if path.is_file():
-        raise M_NOT_A_MODEL.error(f"{str(path)!r} is a file, not a model folder", location=str(path))
-    config_file = path / "config.json"
-    if not config_file.is_file():
-        hint = None
-        if (path / "adapter_config.json").is_file():
-            hint = "This is a LoRA adapter: pass the base model as model=... and this folder as adapter=..."
-        raise M_NOT_A_MODEL.error(f"{str(path)!r} has no config.json", location=str(path), hint=hint)
-    config = read_config(path)
-    safe = _glob_any(path, SAFE_WEIGHTS)
-    pickled = _glob_any(path, PICKLE_WEIGHTS)
-    if safe:
-        weights = "safetensors"
-    elif pickled:
-        if not allow_pickle:
-            names = ", ".join(sorted(p.name for p in pickled)[:3])
-            raise M_PICKLE.error(f"{str(path)!r} has only pickle weights ({names})", location=str(path))
-        weights = "pickle"
-    else:
-        raise M_NOT_A_MODEL.error(
-            f"{str(path)!r} has config.json but no weights (*.safetensors)", location=str(config_file)
-        )
-    if tokenizer is None and not has_tokenizer(path):
+    folder = resolve_core(model, allow_pickle=allow_pickle, revision=revision, hub=hub)
+    if tokenizer is None and not has_tokenizer(folder.path):
         raise M_NO_TOKENIZER.error(
-            f"{str(path)!r} has no tokenizer files (looked for {', '.join(TOKENIZER_FILES)})",
-            location=str(path),
+            f"{folder.path!r} has no tokenizer files (looked for {', '.join(TOKENIZER_FILES)})",
+            location=folder.path,
             hint=M_NO_TOKENIZER.hint + " Or pass tokenizer=PATH.",
         )
-    return ModelFolder(str(path), config, weights)
+    return folder
 
 
 def infer_task(model_dir: str | os.PathLike, config: dict[str, Any]) -> str | None:

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from openmind.core.cli.command import Command
+from openmind.core.pipelines.base import DEFAULT_MAX_NEW_TOKENS
 
 EPILOG = """examples:
   openmind deploy --model ./my-model                      # http://127.0.0.1:8000/v1
@@ -72,7 +73,7 @@ def settings_from(ns: Any, name: str):
         batch_wait_ms=d.batch_wait_ms,
         max_queue=d.max_queue,
         request_timeout=d.request_timeout,
-        default_max_tokens=min(512, d.max_tokens_cap),
+        default_max_tokens=min(DEFAULT_MAX_NEW_TOKENS, d.max_tokens_cap),
     )
 
 

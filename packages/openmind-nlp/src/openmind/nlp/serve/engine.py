@@ -17,6 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from openmind.nlp.pipelines.base import TokenLogprob  # one definition, shared with the pipelines
+
+__all__ = ["Engine", "Job", "JobKind", "Output", "Result", "Sampling", "TokenLogprob"]
+
 JobKind = Literal["chat", "completion", "embedding"]
 
 
@@ -35,16 +39,6 @@ class Sampling:
     @property
     def greedy(self) -> bool:
         return self.temperature == 0.0
-
-
-@dataclass
-class TokenLogprob:
-    """One token with its log-probability and the top alternatives at its position."""
-
-    token: str
-    token_id: int
-    logprob: float | None
-    top: list[tuple[str, float]] = field(default_factory=list)
 
 
 @dataclass

@@ -182,7 +182,7 @@ def create_proxy_app(upstream_url: str, settings: Any):
 
     import httpx
 
-    from openmind.nlp.serve.app import ApiError, create_guard
+    from openmind.nlp.serve.context import ApiError, check_limits, create_guard
     from openmind.nlp.serve.schemas import error_body
 
     client = httpx.AsyncClient(base_url=upstream_url, timeout=httpx.Timeout(settings.request_timeout or None))
@@ -221,16 +221,7 @@ def create_proxy_app(upstream_url: str, settings: Any):
                 raise ApiError(400, "the body must be a JSON object", code="invalid_json")
             n = data.get("n", 1)
             max_tokens = data.get("max_completion_tokens") or data.get("max_tokens") or 0
-            if not isinstance(n, int) or isinstance(n, bool) or not isinstance(max_tokens, int):
-                raise ApiError(400, "n and max_tokens must be integers", param="n")
-            if n > settings.limits.max_n:
-                raise ApiError(400, f"n={n} is over this server's limit of {settings.limits.max_n}", param="n")
-            if max_tokens > settings.limits.max_tokens_cap:
-                raise ApiError(
-                    400,
-                    f"max_tokens={max_tokens} is over this server's limit of {settings.limits.max_tokens_cap}",
-                    param="max_tokens",
-                )
+            check_limits(settings.limits, n, max_tokens)
         headers = {"content-type": request.headers.get("content-type", "application/json")}
         upstream = client.build_request(
             request.method, f"/v1/{path}", content=body, headers=headers, params=request.query_params

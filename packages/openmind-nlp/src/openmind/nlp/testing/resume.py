@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from openmind.nlp.training.base import CHECKPOINT_MARKER
+from openmind.core.training.layout import CHECKPOINT_MARKER
 
 
 def train_command(model: str | Path, data: str | Path, out: str | Path, *extra: str) -> list[str]:

@@ -1,5 +1,5 @@
 """The ``train`` and ``export`` verbs (framework neutral; the work is done by the selected
-per-framework trainer, see :mod:`openmind.nlp.training.base`)."""
+per-framework trainer, see :mod:`openmind.core.training`)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from pathlib import Path
 from openmind.core import args as A
 from openmind.core.cli.command import Command
 from openmind.core.errors import A_MISSING
-from openmind.nlp.training.base import GROUPS, is_worker_process
-from openmind.nlp.training.errors import T_EXPORT, T_LAUNCH
+from openmind.core.training.errors import T_EXPORT, T_LAUNCH
+from openmind.core.training.layout import is_worker_process
+from openmind.core.training.wrapper import GROUPS, wrapper_for
 
 
 class TrainCommand(Command):
@@ -36,12 +37,8 @@ class TrainCommand(Command):
 A run folder holds: the model or adapter, checkpoint-N/, train_summary.json, loss.png, runs/ (TensorBoard)."""
 
     def run(self, args: argparse.Namespace) -> int:
-        from openmind.core.plugins import get_registry
-
         ns = self.resolve(args)
-        stage = ns.finetuning.stage
-        registry = get_registry()
-        spec = registry.get("trainer-wrapper", registry.task(stage).name)
+        spec = wrapper_for(ns.finetuning.stage)  # OM-T012 for a registered task nothing can train
         wrapper = spec.load()(ns)
         if ns.training.nproc > 1 and not is_worker_process():
             wrapper.validate()

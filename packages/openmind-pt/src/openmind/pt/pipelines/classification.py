@@ -11,13 +11,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from openmind.core.api import read_config
-from openmind.nlp.pipelines.base import (
-    ClassificationParams,
-    FillMaskParams,
-    LoadOptions,
-    Pipeline,
-    TokenClassificationParams,
-)
+from openmind.core.pipelines.base import LoadOptions, Pipeline
+from openmind.nlp.pipelines.base import ClassificationParams, FillMaskParams, TokenClassificationParams
 from openmind.pt.device import import_torch
 from openmind.pt.pipelines.loading import check_head, dtype_name, load_model, load_tokenizer
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from openmind.nlp.pipelines.base import EmbeddingParams, LoadOptions, Pipeline
+from openmind.core.pipelines.base import LoadOptions, Pipeline
+from openmind.nlp.pipelines.base import EmbeddingParams
 from openmind.nlp.pipelines.pooling import embedding_max_length, sentence_transformers_pooling
 from openmind.pt.device import import_torch
 from openmind.pt.pipelines.loading import dtype_name, load_model, load_tokenizer

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from openmind.core.api import read_config
+from openmind.core.pipelines.base import LoadOptions
 from openmind.nlp.errors import I_BAD_PARAM
-from openmind.nlp.pipelines.base import Generation, GenerationParams, LoadOptions, Prompt, TokenLogprob
+from openmind.nlp.pipelines.base import Generation, GenerationParams, Prompt, TokenLogprob
 from openmind.nlp.pipelines.causal import DECODE, CausalLMPipeline, finish_reason, merge_eos
 from openmind.nlp.pipelines.stopping import StopText, truncate_at_stop
 from openmind.pt.device import import_torch

@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from openmind.core.pipelines.base import LoadOptions
+from openmind.core.pipelines.model import PICKLE_WEIGHTS, SAFE_WEIGHTS
 from openmind.nlp.errors import M_ADAPTER, M_LOAD, M_NO_TOKENIZER, M_PICKLE, M_REMOTE_CODE, M_WRONG_HEAD
-from openmind.nlp.pipelines.base import LoadOptions
-from openmind.nlp.pipelines.model import PICKLE_WEIGHTS, SAFE_WEIGHTS
 from openmind.pt.device import resolve_device, resolve_dtype
 
 #: task -> architecture name endings that have the head the task needs

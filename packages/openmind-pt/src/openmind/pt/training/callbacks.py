@@ -12,7 +12,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from openmind.nlp.training.base import PLOT_FILE, SUMMARY_FILE
+from openmind.core.training.layout import PLOT_FILE, SUMMARY_FILE
 
 
 def peak_memory_mb(device: str) -> float | None:
@@ -101,10 +101,19 @@ def plot_loss(log_history: list[dict[str, Any]], path: str | os.PathLike, title:
     train, evals = loss_curve(log_history)
     if not train and not evals:
         return None
-    import matplotlib
+    try:
+        import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        # an optional extra: the run is complete without its plot (never a crash after training)
+        from openmind.core.logs import logger
+
+        logger.warning(
+            'plot_loss: matplotlib is not installed, no %s written (pip install "openmind-pt[plot]")', Path(path).name
+        )
+        return None
 
     fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
     if train:

@@ -2,7 +2,7 @@
 
 transformers' Trainer writes a checkpoint file by file (model/adapter, optimizer, scheduler, RNG
 of every rank, trainer state incl. the data position). A kill in the middle leaves a folder that
-cannot be resumed from. openmind writes :data:`~openmind.nlp.training.base.CHECKPOINT_MARKER`
+cannot be resumed from. openmind writes :data:`~openmind.core.training.layout.CHECKPOINT_MARKER`
 last — after every rank has finished writing, through a temporary file, ``fsync`` and
 ``os.replace`` — so ``--resume`` can trust exactly the folders that hold it.
 """
@@ -16,9 +16,9 @@ import shutil
 import time
 from pathlib import Path
 
-from openmind.nlp.training.base import CHECKPOINT_MARKER
+from openmind.core.training.layout import CHECKPOINT_MARKER, CHECKPOINT_PREFIX
 
-_CKPT_RE = re.compile(r"^checkpoint-(\d+)$")
+_CKPT_RE = re.compile(rf"^{re.escape(CHECKPOINT_PREFIX)}(\d+)$")
 
 
 def _fsync_dir(path: Path) -> None:

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from openmind.nlp.training.errors import T_EXPORT
+from openmind.core.training.errors import T_EXPORT
 
 
 def _adapter_folder(path: str) -> Path:

@@ -11,15 +11,15 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import torch
 from transformers import Trainer
 
+from openmind.core.training.layout import IGNORE_INDEX, checkpoint_dir
 from openmind.pt.training.checkpoints import mark_complete
 
-IGNORE_INDEX = -100
+__all__ = ["IGNORE_INDEX", "OpenMindMixin"]
 
 
 class OpenMindMixin:
@@ -33,7 +33,7 @@ class OpenMindMixin:
     def _save_checkpoint(self, model, trial):  # noqa: D401 - transformers hook
         super()._save_checkpoint(model, trial)
         run_dir = self._get_output_dir(trial=trial)
-        folder = os.path.join(run_dir, f"checkpoint-{self.state.global_step}")
+        folder = str(checkpoint_dir(run_dir, self.state.global_step))
         self.accelerator.wait_for_everyone()  # every rank's RNG state is on disk
         if self.args.should_save:
             mark_complete(folder, self.state.global_step)

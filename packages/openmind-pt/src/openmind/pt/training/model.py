@@ -13,7 +13,8 @@ from importlib.util import find_spec
 from typing import Any
 
 from openmind.core.logs import logger
-from openmind.nlp.training.errors import T_BAD_SETUP, T_LORA_TARGET, T_QLORA, T_TEMPLATE_MISMATCH
+from openmind.core.training.contract import default_lora_alpha
+from openmind.core.training.errors import T_BAD_SETUP, T_LORA_TARGET, T_QLORA
 
 
 @dataclass
@@ -59,8 +60,9 @@ def match_group(model_dir: str, name: str | None = None):
         return None
 
 
-def load_template(args: Any, model_dir: str, tokenizer: Any, stage: str):
-    """The template for ``stage`` (``pt`` trains on plain text and needs none)."""
+def load_template(args: Any, model_dir: str, tokenizer: Any, stage: str, plan: Any = None):
+    """The template for ``stage`` (``pt`` trains on plain text and needs none), checked against
+    the tokenizer by the plan (OM-T002, the framework-neutral check of the trainer wrapper)."""
     from openmind.core.errors import OpenMindError
     from openmind.nlp.templates import resolve_template
 
@@ -73,35 +75,21 @@ def load_template(args: Any, model_dir: str, tokenizer: Any, stage: str):
         if stage == "pt":
             return None
         raise
-    check_template(template, tokenizer)
+    if plan is not None:
+        plan.check_template(template, tokenizer)
+    else:
+        check_template(template, tokenizer)
     return template
 
 
 def check_template(template: Any, tokenizer: Any) -> None:
-    """OM-T002 when the template's stop words / special markers are not single tokens of the tokenizer.
+    """OM-T002 (moved: :func:`openmind.nlp.training.base.check_template`, run through the plan)."""
+    from openmind.nlp.training.base import check_template as check
 
-    A template written for another family (ChatML's ``<|im_end|>`` on a Llama tokenizer, say)
-    would otherwise train the model on markers split into many ordinary tokens, which it never
-    emits as one stop token at inference.
-    """
-    vocab = tokenizer.get_vocab()
-    eos = getattr(tokenizer, "eos_token", None)
-    bad = []
-    for word in getattr(template, "stop_words", ()) or ():
-        if not word or word == eos:
-            continue
-        looks_special = bool(re.fullmatch(r"<[^<>\s]+>|<\|[^|]+\|>|\[[A-Z_/]+\]", word))
-        if looks_special and word not in vocab:
-            bad.append(word)
-    if bad:
-        raise T_TEMPLATE_MISMATCH.error(
-            f"template {getattr(template, 'name', '?')!r} uses {', '.join(repr(b) for b in bad)}, which tokenizer "
-            f"{getattr(tokenizer, 'name_or_path', '')!r} does not have as a token",
-            location="template",
-        )
+    check(template, tokenizer)
 
 
-def load_tokenizer_and_template(args: Any, stage: str) -> Loaded:
+def load_tokenizer_and_template(args: Any, stage: str, plan: Any = None) -> Loaded:
     """Tokenizer and template (enough to prepare the data); the model comes in :func:`load_model_into`."""
     from openmind.nlp.pipelines.model import resolve_model_dir
     from openmind.pt.device import resolve_device
@@ -114,7 +102,7 @@ def load_tokenizer_and_template(args: Any, stage: str) -> Loaded:
     if tokenizer.pad_token_id is None:
         # the collators mask padding with the attention mask / -100 labels, so EOS is a safe filler
         tokenizer.pad_token = tokenizer.eos_token
-    template = load_template(args, model_dir, tokenizer, stage)
+    template = load_template(args, model_dir, tokenizer, stage, plan)
     device = resolve_device(m.device)
     if ft.finetuning_type == "qlora":
         check_qlora(device)
@@ -323,7 +311,7 @@ def apply_finetuning(model: Any, args: Any, stage: str, group: Any):
     targets = lora_targets(model, ft.lora_target, group)
     config = LoraConfig(
         r=ft.lora_rank,
-        lora_alpha=ft.lora_alpha if ft.lora_alpha is not None else 2 * ft.lora_rank,
+        lora_alpha=default_lora_alpha(ft.lora_rank, ft.lora_alpha),
         lora_dropout=ft.lora_dropout,
         target_modules=targets,
         use_dora=ft.use_dora,

@@ -1,5 +1,5 @@
-"""The PyTorch trainers: one class per training stage, implementing the contract documented in
-:mod:`openmind.nlp.training.base` on transformers' Trainer (pt, sft) and trl (dpo, rm).
+"""The PyTorch trainers: one class per training stage, implementing the contract of
+:class:`openmind.core.training.FrameworkTrainer` on transformers' Trainer (pt, sft) and trl (dpo, rm).
 
 transformers does the loop, gradient accumulation, checkpointing and resume (optimizer,
 scheduler, RNG, data position), TensorBoard, early stopping, DDP/DeepSpeed/FSDP through
@@ -17,8 +17,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from openmind.core.logs import logger
-from openmind.nlp.training.base import TrainResult, is_main_process
-from openmind.nlp.training.errors import T_BAD_SETUP, T_NO_CHECKPOINT, T_NOT_FINITE
+from openmind.core.training.contract import FrameworkTrainer, TrainPlan
+from openmind.core.training.errors import T_BAD_SETUP, T_NO_CHECKPOINT, T_NOT_FINITE
+from openmind.core.training.layout import TrainResult, is_main_process
+
+
+def tensorboard_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("tensorboard") is not None or importlib.util.find_spec("tensorboardX") is not None
 
 
 def mixed_precision(choice: str, device: str) -> tuple[bool, bool]:
@@ -37,15 +44,18 @@ def mixed_precision(choice: str, device: str) -> tuple[bool, bool]:
     return True, False  # npu
 
 
-class TorchTrainer(abc.ABC):
-    """Base of the PyTorch stage trainers (see the contract in :mod:`openmind.nlp.training.base`)."""
+class TorchTrainer(FrameworkTrainer):
+    """Base of the PyTorch stage trainers (the contract: :class:`openmind.core.training.FrameworkTrainer`)."""
 
     stage: ClassVar[str] = ""
     finetuning_types: ClassVar[tuple[str, ...]] = ("full", "freeze", "lora", "qlora")
 
-    def __init__(self, args: Any, *, stage: str | None = None) -> None:
-        self.args = args
-        self.stage = stage or self.stage
+    def __init__(self, args: Any, *, stage: str | None = None, plan: TrainPlan | None = None) -> None:
+        super().__init__(args, stage=stage or self.stage, plan=plan)
+        if plan is None:  # built outside a trainer wrapper: the NLP steps of the stage
+            from openmind.nlp.training.base import check_template, prepare_data
+
+            self.plan.template_check, self.plan.data_step = check_template, prepare_data
         self.loaded = None
         self.data = None
         self.hf = None
@@ -59,12 +69,18 @@ class TorchTrainer(abc.ABC):
         from openmind.pt.training.data import build_datasets
         from openmind.pt.training.model import load_model_into, load_tokenizer_and_template
 
+        self.check_supported()
         self._check_arguments()
         self.resume_from = self._find_resume()
         # data before weights: a data problem is reported without loading the model
-        self.loaded = load_tokenizer_and_template(self.args, self.stage)
+        self.loaded = load_tokenizer_and_template(self.args, self.stage, self.plan)
         self.data = build_datasets(
-            self.args, self.loaded.tokenizer, self.loaded.template, self.stage, quiet=not is_main_process()
+            self.args,
+            self.loaded.tokenizer,
+            self.loaded.template,
+            self.stage,
+            quiet=not is_main_process(),
+            plan=self.plan,
         )
         load_model_into(self.loaded, self.args, self.stage)
         self.data.use_attention(getattr(self.loaded.model.config, "_attn_implementation", None))
@@ -166,6 +182,13 @@ class TorchTrainer(abc.ABC):
         has_eval = self.data.eval is not None
         eval_steps = t.eval_steps or t.save_steps
         report = [r for r in t.report_to if r and r != "none"]
+        if "tensorboard" in report and not tensorboard_available():
+            # an optional extra: training goes on without event files (never a crash)
+            logger.warning(
+                "report_to tensorboard: tensorboard is not installed, no event files are written "
+                '(pip install "openmind-pt[tensorboard]", or pass --report-to none)'
+            )
+            report.remove("tensorboard")
         fields = getattr(config_cls, "__dataclass_fields__", {})
         kwargs: dict[str, Any] = dict(
             output_dir=t.output_dir,
@@ -210,15 +233,6 @@ class TorchTrainer(abc.ABC):
         if t.early_stopping_patience is not None:
             kwargs.update(load_best_model_at_end=True, metric_for_best_model="eval_loss", greater_is_better=False)
             kwargs["eval_steps"] = t.save_steps
-        if "tensorboard" in report:
-            import importlib.util
-
-            if importlib.util.find_spec("tensorboard") is None and importlib.util.find_spec("tensorboardX") is None:
-                raise T_BAD_SETUP.error(
-                    "report_to tensorboard needs the tensorboard package",
-                    hint="pip install tensorboard, or pass --report-to none",
-                    location="report_to",
-                )
         return config_cls(**kwargs)
 
     def callbacks(self) -> list[Any]:

@@ -1,0 +1,234 @@
+"""The trainer wrapper base: the framework-neutral trainer of one training stage.
+
+A trainer wrapper (one per training task, registered as a
+:class:`~openmind.core.specs.TrainerWrapperSpec`) is what users touch: ``openmind train`` and
+``openmind.train(...)``. It resolves the unified arguments, fixes the stage, picks the
+per-framework trainer with ``openmind.core.api.select("trainer", stage, framework)``, checks the
+arguments, saves them to the run folder (``openmind_args.yaml``) before any training step and hands
+the framework trainer a :class:`~openmind.core.training.contract.TrainPlan`. A domain's wrapper
+fills the plan's data steps (:meth:`TrainerWrapper.data_step`, :meth:`TrainerWrapper.template_check`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, ClassVar
+
+from openmind.core import args as A
+from openmind.core.errors import A_BAD_FILE, A_BAD_VALUE, A_MISSING
+from openmind.core.logs import logger
+from openmind.core.training.contract import FrameworkTrainer, PreparedData, TrainPlan
+from openmind.core.training.errors import T_BAD_SETUP, T_NO_DATASET, T_NOT_TRAINABLE, T_OUTPUT_EXISTS
+from openmind.core.training.layout import TrainResult, default_output_dir, is_main_process, is_worker_process
+
+#: argument groups every training stage takes
+GROUPS = ("model", "template", "data", "finetuning", "training")
+
+
+def training_stages(registry: Any = None) -> tuple[str, ...]:
+    """The ``stage`` choices: every registered training task (and its aliases), so a plugin's
+    training task is a stage without editing openmind-core."""
+    if registry is None:
+        from openmind.core.plugins import get_registry
+
+        registry = get_registry()
+    names: list[str] = []
+    for task in registry.tasks():
+        if task.kind_of == "training":
+            names += [task.name, *task.aliases]
+    return tuple(names)
+
+
+def wrapper_for(stage: str, registry: Any = None):
+    """The :class:`~openmind.core.specs.TrainerWrapperSpec` of ``stage`` (a task name or alias);
+    OM-T012 when the task is registered but nothing can train it (no wrapper, or no framework
+    trainer)."""
+    if registry is None:
+        from openmind.core.plugins import get_registry
+
+        registry = get_registry()
+    stages = training_stages(registry)
+    if stage not in stages:  # the same answer as the argument parser's for --stage
+        listed = ", ".join(stages) or "(none registered: install the package that provides them)"
+        raise A_BAD_VALUE.error(f"stage: {stage!r} is not one of {listed}", location="stage")
+    task = registry.task(stage)
+    spec = registry.find("trainer-wrapper", task.name)
+    missing = []
+    if spec is None:
+        missing.append(f"a trainer wrapper (TrainerWrapperSpec(task={task.name!r}))")
+    if not registry.trainers_for(task.name):
+        missing.append(f"a framework trainer (TrainerSpec(task={task.name!r}, framework=...))")
+    if missing:
+        raise T_NOT_TRAINABLE.error(
+            f"training task {task.name!r} (registered by {task.component or 'a plugin'}) cannot be trained yet: "
+            f"no {' and no '.join(missing)} is registered",
+            location="stage",
+        )
+    return spec
+
+
+class TrainerWrapper:
+    """The framework-neutral trainer of one training stage.
+
+    Example::
+
+        from openmind.nlp.training import SFTWrapper
+        result = SFTWrapper.from_config("sft.yaml", learning_rate=1e-4)   # trains
+        result.final_loss, result.output_dir
+    """
+
+    stage: ClassVar[str] = ""
+    groups: ClassVar[tuple[str, ...]] = GROUPS
+
+    def __init__(self, args: A.Namespace) -> None:
+        self.args = args
+        finetuning = args.finetuning
+        if finetuning.stage != self.stage:
+            if "stage" in args.explicit:
+                raise T_BAD_SETUP.error(
+                    f"stage {finetuning.stage!r} given to the {self.stage!r} trainer", location="stage"
+                )
+            finetuning.stage = self.stage
+        self.trainer_spec, self.reason = self._select()
+        self._trainer = None
+        self._plan: TrainPlan | None = None
+        spec, ft = self.trainer_spec, finetuning.finetuning_type
+        if spec.finetuning_types and ft not in spec.finetuning_types:
+            raise T_BAD_SETUP.error(
+                f"the {spec.framework} {self.stage} trainer supports finetuning types "
+                f"{', '.join(spec.finetuning_types)}, not {ft!r}",
+                location="finetuning_type",
+            )
+
+    # ---- construction ----------------------------------------------------------------
+    @classmethod
+    def resolve(
+        cls,
+        config: str | os.PathLike | dict | None = None,
+        overrides: list[str] | dict[str, Any] | None = None,
+        base: dict[str, Any] | None = None,
+    ) -> A.Namespace:
+        """Resolve the unified arguments for this stage (file/mapping, then overrides)."""
+        if isinstance(config, (str, os.PathLike)) and Path(config).is_dir():
+            saved = A.load_run(config)
+            if saved is None:
+                raise A_BAD_FILE.error(f"{str(config)!r} is a folder without {A.ARGS_FILE}", location=str(config))
+            base, config = {**saved, **(base or {})}, None
+        return A.parse(cls.groups, config=config, overrides=overrides, base=base)
+
+    @classmethod
+    def prepare(cls, config: str | os.PathLike | dict | None = None, **overrides: Any) -> TrainerWrapper:
+        """Build the wrapper without training (``.check()`` / ``.train()`` later)."""
+        overrides.setdefault("stage", cls.stage)
+        return cls(cls.resolve(config, overrides))
+
+    @classmethod
+    def from_config(cls, config: str | os.PathLike | dict | None = None, **overrides: Any) -> TrainResult:
+        """Resolve the arguments and train; what ``openmind.train(config, **overrides)`` calls."""
+        return cls.prepare(config, **overrides).train()
+
+    # ---- the framework-neutral steps a domain fills in ----------------------------------
+    def template_check(self, template: Any, tokenizer: Any) -> None:
+        """Raise OM-T002 when ``template`` does not fit ``tokenizer`` (domains override)."""
+
+    def data_step(self, plan: TrainPlan, tokenizer: Any, template: Any, *, quiet: bool = False) -> PreparedData:
+        """Prepared train/eval data for ``plan`` (domains override; OM-T003 for cutoff problems)."""
+        raise T_BAD_SETUP.error(f"stage {self.stage!r}: its trainer wrapper gives no data preparation")
+
+    # ---- the work --------------------------------------------------------------------
+    def _select(self):
+        from openmind.core.api import select
+        from openmind.core.errors import I_NO_PIPELINE, OpenMindError
+
+        try:
+            return select("trainer", self.stage, self.args.model.framework)
+        except OpenMindError as exc:
+            if exc.code != I_NO_PIPELINE.code:
+                raise
+            # a training stage this framework does not train: a training error, named as such
+            raise T_BAD_SETUP.error(
+                f"stage {self.stage!r} cannot be trained with framework {self.args.model.framework!r}: {exc.message}",
+                hint="`openmind list trainers` shows the stages and finetuning types of each framework.",
+                location="stage",
+            ) from exc
+
+    def validate(self) -> None:
+        """Framework-free checks of the arguments (before anything is loaded)."""
+        args = self.args
+        if not args.model.model:
+            raise A_MISSING.error("no model to train", hint="Pass --model PATH_OR_HUB_ID.", location="model")
+        if not args.data.dataset:
+            raise T_NO_DATASET.error(f"stage {self.stage!r} needs training data and no dataset was given")
+        training = args.training
+        if not training.output_dir:
+            training.output_dir = default_output_dir(self.stage)
+        out = Path(training.output_dir)
+        if (
+            out.is_dir()
+            and any(p.name != A.ARGS_FILE for p in out.iterdir())
+            and not (training.resume or training.overwrite_output_dir)
+            and not is_worker_process()
+        ):
+            raise T_OUTPUT_EXISTS.error(f"output_dir {str(out)!r} already holds files", location="output_dir")
+        for key in ("per_device_train_batch_size", "gradient_accumulation_steps", "nproc", "logging_steps"):
+            if getattr(training, key) < 1:
+                raise A_BAD_VALUE.error(f"{key} must be >= 1, not {getattr(training, key)}", location=key)
+        if args.data.cutoff_len < 2:
+            raise A_BAD_VALUE.error(f"cutoff_len must be >= 2, not {args.data.cutoff_len}", location="cutoff_len")
+        ft = args.finetuning
+        if ft.finetuning_type in ("lora", "qlora") and ft.lora_rank < 1:
+            raise A_BAD_VALUE.error(f"lora_rank must be >= 1, not {ft.lora_rank}", location="lora_rank")
+        if ft.finetuning_type in ("lora", "qlora") and ft.lora_alpha is not None and ft.lora_alpha < 1:
+            raise A_BAD_VALUE.error(f"lora_alpha must be >= 1, not {ft.lora_alpha}", location="lora_alpha")
+        if ft.finetuning_type == "qlora" and ft.quantization_bit not in (None, 4, 8):
+            raise A_BAD_VALUE.error(
+                f"quantization_bit must be 4 or 8, not {ft.quantization_bit}", location="quantization_bit"
+            )
+
+    @property
+    def plan(self) -> TrainPlan:
+        """The plan handed to the framework trainer (built once, after :meth:`validate`)."""
+        if self._plan is None:
+            plan = TrainPlan.from_args(self.args, self.stage, getattr(self.trainer_spec, "framework", ""))
+            plan.template_check = self.template_check
+            plan.data_step = self.data_step
+            self._plan = plan
+        return self._plan
+
+    @property
+    def trainer(self):
+        """The per-framework trainer (built on first use)."""
+        if self._trainer is None:
+            cls = self.trainer_spec.load()
+            if isinstance(cls, type) and issubclass(cls, FrameworkTrainer):
+                self._trainer = cls(self.args, stage=self.stage, plan=self.plan)
+            else:  # an untyped trainer that follows the documented contract
+                self._trainer = cls(self.args, stage=self.stage)
+        return self._trainer
+
+    def launch_command(self, argv: list[str]) -> list[str] | None:
+        if self.args.training.nproc <= 1 or is_worker_process():
+            return None
+        return type(self.trainer).launch_command(self.args, argv)
+
+    def check(self) -> None:
+        """Everything that can fail before the first step: arguments, model, data, template."""
+        self.validate()
+        self.save_args()
+        self.trainer.check()
+
+    def save_args(self) -> Path | None:
+        if not is_main_process():
+            return None
+        return A.save(self.args, self.args.training.output_dir)
+
+    def train(self) -> TrainResult:
+        self.validate()
+        logger.info("training %s with %s", self.stage, self.reason)
+        self.save_args()
+        result = self.trainer.train()
+        if is_main_process():
+            print(f"training done: {result.output_dir} (final loss {result.final_loss})", file=sys.stderr)
+        return result

@@ -1,0 +1,315 @@
+"""The serving frame: settings, errors, guard and the per-app context every route uses.
+
+A route (registered as a :class:`~openmind.core.specs.RouteSpec`, hook ``openmind_register_routes``)
+is ``async def handler(request)``; it finds everything it needs on ``request.app.state.context``
+(a :class:`ServeContext`): the engine, the settings, body parsing with OpenAI-style errors, the
+request limits, the scheduler and SSE streaming. The built-in OpenAI routes live in
+:mod:`openmind.nlp.serve.routes`; a plugin adds its own the same way (see ``docs/EXTENDING.md``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from openmind.core.errors import OpenMindError
+from openmind.core.pipelines.base import DEFAULT_MAX_NEW_TOKENS
+from openmind.nlp.serve.engine import Engine, Job
+from openmind.nlp.serve.formatting import chat_logprobs, completion_logprobs, safe_prefix, sse_error, usage
+from openmind.nlp.serve.scheduler import JobTimeout, QueueFull, Scheduler
+from openmind.nlp.serve.schemas import Limits, describe_validation_errors, error_body
+
+log = logging.getLogger("openmind.serve")
+
+#: bodies above this many bytes are refused before parsing (413)
+MAX_BODY_BYTES = 16 * 1024 * 1024
+
+
+@dataclass
+class ServeSettings:
+    """What ``openmind deploy`` passes to :func:`create_app` (the ``deploy`` argument group)."""
+
+    served_model_name: str = "model"
+    api_key: str | None = None
+    limits: Limits = field(default_factory=Limits)
+    max_batch_size: int = 8
+    batch_wait_ms: float = 5.0
+    max_queue: int = 256
+    request_timeout: float = 300.0
+    #: max_tokens when a chat request does not say (OpenAI: "up to the context"); capped by max_tokens_cap
+    default_max_tokens: int = DEFAULT_MAX_NEW_TOKENS
+
+
+class ApiError(Exception):
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        type_: str = "invalid_request_error",
+        param: str | None = None,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status, self.message, self.type, self.param, self.code = status, message, type_, param, code
+        self.headers = headers
+
+    def response(self) -> JSONResponse:
+        return JSONResponse(
+            error_body(self.message, self.type, self.param, self.code), status_code=self.status, headers=self.headers
+        )
+
+
+class ClientGone(Exception):
+    """The client disconnected while its request waited or ran."""
+
+
+def check_limits(limits: Limits, n: Any, max_tokens: Any) -> None:
+    """The request limits of every server (native app and backend proxy): 400 naming the field."""
+    if not isinstance(n, int) or isinstance(n, bool) or not isinstance(max_tokens, int):
+        raise ApiError(400, "n and max_tokens must be integers", param="n")
+    if n > limits.max_n:
+        raise ApiError(400, f"n={n} is over this server's limit of {limits.max_n}", param="n")
+    if max_tokens > limits.max_tokens_cap:
+        raise ApiError(
+            400,
+            f"max_tokens={max_tokens} is over this server's limit of {limits.max_tokens_cap}",
+            param="max_tokens",
+        )
+
+
+def create_guard(app: FastAPI, settings: ServeSettings) -> None:
+    """OpenAI-style error bodies (no tracebacks) and the API-key check on every route but /health."""
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError):
+        return exc.response()
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException):
+        kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
+        return JSONResponse(error_body(str(exc.detail), kind), status_code=exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def _internal(request: Request, exc: Exception):
+        log.exception("internal error on %s %s", request.method, request.url.path)
+        return JSONResponse(
+            error_body("internal server error (details are in the server log)", "server_error"), status_code=500
+        )
+
+    @app.middleware("http")
+    async def _auth(request: Request, call_next):
+        if settings.api_key and request.url.path != "/health":
+            header = request.headers.get("authorization", "")
+            scheme, _, token = header.partition(" ")
+            if scheme.lower() != "bearer" or not secrets.compare_digest(token.strip(), settings.api_key):
+                message = "Incorrect API key provided." if header else "Missing API key (Authorization: Bearer KEY)."
+                return JSONResponse(
+                    error_body(message, "invalid_request_error", None, "invalid_api_key"),
+                    status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+        try:
+            return await call_next(request)
+        except ApiError as exc:  # raised before the route's handler could
+            return exc.response()
+
+
+class ServeContext:
+    """What routes share: ``request.app.state.context``."""
+
+    def __init__(self, engine: Engine, settings: ServeSettings) -> None:
+        self.engine = engine
+        self.settings = settings
+        self.created = int(time.time())
+
+    async def read_body(self, request: Request, model: type) -> Any:
+        length = request.headers.get("content-length")
+        if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
+            raise ApiError(413, f"request body over {MAX_BODY_BYTES} bytes")
+        raw = await request.body()
+        if len(raw) > MAX_BODY_BYTES:
+            raise ApiError(413, f"request body over {MAX_BODY_BYTES} bytes")
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ApiError(400, f"malformed JSON body: {exc}", code="invalid_json") from None
+        if not isinstance(data, dict):
+            raise ApiError(400, f"the body must be a JSON object, not {type(data).__name__}", code="invalid_json")
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            message, param = describe_validation_errors(exc.errors())
+            raise ApiError(400, message, param=param, code="invalid_value") from None
+
+    def resolve_model(self, name: str | None) -> str | None:
+        """The adapter to use (``None``: the base model); 404 for an unknown name."""
+        if name in (None, "", self.settings.served_model_name):
+            return None
+        if name in self.engine.adapters:
+            return name
+        known = ", ".join([self.settings.served_model_name, *self.engine.adapters])
+        raise ApiError(
+            404, f"model {name!r} is not served here (served: {known})", param="model", code="model_not_found"
+        )
+
+    def check_kind(self, kind: str) -> None:
+        if kind not in self.engine.kinds:
+            what = {"embedding": "an embedding model", "chat": "a chat model", "completion": "a causal language model"}
+            raise ApiError(
+                400,
+                f"{self.settings.served_model_name!r} is not {what[kind]}; this server offers {', '.join(sorted(self.engine.kinds))}",
+                code="unsupported_endpoint",
+            )
+
+    def prepare(self, job: Job) -> None:
+        try:
+            job.prompt_tokens = self.engine.prepare(job)
+        except OpenMindError as exc:
+            raise ApiError(
+                400, f"[{exc.code}] {exc.message}", param="messages" if job.kind == "chat" else None
+            ) from None
+        if job.prompt_tokens > self.settings.limits.max_prompt_tokens:
+            raise ApiError(
+                400,
+                f"the prompt has {job.prompt_tokens} tokens, over this server's limit of "
+                f"{self.settings.limits.max_prompt_tokens}",
+                param="messages" if job.kind == "chat" else "prompt",
+                code="context_length_exceeded",
+            )
+
+    def limit_checks(self, n: int, max_tokens: int) -> None:
+        check_limits(self.settings.limits, n, max_tokens)
+
+    async def run_job(self, request: Request, job: Job):
+        scheduler: Scheduler = request.app.state.scheduler
+        try:
+            task = asyncio.ensure_future(scheduler.run(job))
+        except QueueFull as exc:
+            raise self.busy(exc) from None
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=0.5)
+                if done:
+                    return task.result()
+                if await request.is_disconnected():
+                    job.cancelled.set()
+                    task.cancel()
+                    raise ClientGone()
+        except QueueFull as exc:
+            raise self.busy(exc) from None
+        except JobTimeout as exc:
+            raise ApiError(504, f"request timed out: {exc}", "timeout", code="timeout") from None
+        except OpenMindError as exc:
+            raise ApiError(400, f"[{exc.code}] {exc.message}") from None
+
+    def busy(self, exc: Exception) -> ApiError:
+        return ApiError(
+            429,
+            f"server busy: {exc}; retry later",
+            "rate_limit_exceeded",
+            code="queue_full",
+            headers={"Retry-After": "1"},
+        )
+
+    def stream_response(
+        self, request: Request, job: Job, ident: str, model_name: str, *, chat: bool, include_usage: bool
+    ):
+        scheduler: Scheduler = request.app.state.scheduler
+        loop = asyncio.get_running_loop()
+        deltas: asyncio.Queue = asyncio.Queue()
+        job.on_text = lambda index, text: loop.call_soon_threadsafe(deltas.put_nowait, (index, text))
+        try:
+            future = scheduler.submit(job)  # 429 before the response starts
+        except QueueFull as exc:
+            raise self.busy(exc) from None
+        stops = job.sampling.stop
+        created_at = int(time.time())
+        kind = "chat.completion.chunk" if chat else "text_completion"
+
+        def chunk(index: int, text: str | None = None, finish: str | None = None, role: bool = False, lp=None):
+            if chat:
+                delta: dict[str, Any] = {}
+                if role:
+                    delta["role"] = "assistant"
+                if text is not None:
+                    delta["content"] = text
+                choice: dict[str, Any] = {"index": index, "delta": delta, "logprobs": lp, "finish_reason": finish}
+            else:
+                choice = {"index": index, "text": text or "", "logprobs": lp, "finish_reason": finish}
+            payload = {"id": ident, "object": kind, "created": created_at, "model": model_name, "choices": [choice]}
+            return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
+
+        async def events():
+            streamed = [""] * job.n
+            received = [""] * job.n
+            deadline = time.monotonic() + scheduler.timeout if scheduler.timeout else None
+            try:
+                if chat:
+                    for i in range(job.n):
+                        yield chunk(i, "", role=True)
+                while True:
+                    getter = asyncio.ensure_future(deltas.get())
+                    wait = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
+                    done, _ = await asyncio.wait({getter, future}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+                    if getter in done:
+                        index, text = getter.result()
+                        received[index] += text
+                        safe = safe_prefix(received[index], stops)
+                        if len(safe) > len(streamed[index]):
+                            piece = safe[len(streamed[index]) :]
+                            streamed[index] = safe
+                            yield chunk(index, piece)
+                        continue
+                    getter.cancel()
+                    if future.done():
+                        break
+                    if deadline is not None and time.monotonic() >= deadline:
+                        job.cancelled.set()
+                        yield sse_error("request timed out", "timeout")
+                        return
+                    if await request.is_disconnected():
+                        job.cancelled.set()
+                        return
+                try:
+                    result = future.result()
+                except Exception as exc:  # noqa: BLE001 - reported in the stream, details in the log
+                    if not isinstance(exc, OpenMindError):
+                        log.exception("streaming job failed")
+                    message = f"[{exc.code}] {exc.message}" if isinstance(exc, OpenMindError) else "internal error"
+                    yield sse_error(message, "server_error")
+                    return
+                for i, out in enumerate(result.outputs):
+                    rest = out.text[len(streamed[i]) :] if out.text.startswith(streamed[i]) else ""
+                    lp = None
+                    if job.sampling.logprobs is not None:
+                        lp = {"content": chat_logprobs(out.logprobs)} if chat else completion_logprobs(out, False)
+                    if rest or lp:
+                        yield chunk(i, rest, lp=lp)
+                    yield chunk(i, None if chat else "", finish=out.finish_reason)
+                if include_usage:
+                    tail = {
+                        "id": ident,
+                        "object": kind,
+                        "created": created_at,
+                        "model": model_name,
+                        "choices": [],
+                        "usage": usage(job.prompt_tokens, result.outputs),
+                    }
+                    yield f"data: {json.dumps(tail)}\n\n"
+                yield "data: [DONE]\n\n"
+            finally:
+                if not future.done():
+                    job.cancelled.set()
+
+        return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
