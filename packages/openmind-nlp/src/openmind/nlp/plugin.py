@@ -165,8 +165,8 @@ WRAPPERS = {
     "fill-mask": "openmind.nlp.pipelines.fill_mask:FillMaskPipeline",
     "token-classification": "openmind.nlp.pipelines.token_classification:TokenClassificationPipeline",
     # seq2seq folders get the encoder-decoder wrapper, other models the chat-style one
-    "summarization": "openmind.nlp.pipelines.seq2seq:summarization",
-    "translation": "openmind.nlp.pipelines.seq2seq:translation",
+    "summarization": "openmind.nlp.pipelines.seq2seq:Summarization",
+    "translation": "openmind.nlp.pipelines.seq2seq:Translation",
     "text2text-generation": "openmind.nlp.pipelines.seq2seq:Text2TextGenerationPipeline",
     "question-answering": "openmind.nlp.pipelines.question_answering:QuestionAnsweringPipeline",
     "zero-shot-classification": "openmind.nlp.pipelines.zero_shot:ZeroShotClassificationPipeline",

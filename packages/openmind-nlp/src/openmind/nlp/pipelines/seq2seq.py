@@ -1,8 +1,8 @@
 """Encoder-decoder (seq2seq) models: ``text2text-generation``, and ``summarization`` /
 ``translation`` on T5 / BART / mT5 / Marian folders beside the chat-model path.
 
-``summarization`` and ``translation`` are registered with :func:`summarization` and
-:func:`translation`, which look at the model folder: an encoder-decoder folder
+``summarization`` and ``translation`` are registered with :class:`Summarization` and
+:class:`Translation`, which look at the model folder: an encoder-decoder folder
 (``is_encoder_decoder`` in ``config.json``) gets the seq2seq wrapper here (the text goes to the
 encoder, with the model's own task prefix such as T5's ``"summarize: "``); any other model gets the
 chat-style instruction wrapper.
@@ -101,11 +101,18 @@ def _dispatch(seq2seq: type, chat: type, model: Any, kwargs: dict[str, Any]) -> 
     return cls(model=model, **kwargs)
 
 
-def summarization(task: str | None = None, model: Any = None, **kwargs: Any) -> Any:
-    """The ``summarization`` wrapper for ``model``: seq2seq or chat-style (see the module docstring)."""
-    return _dispatch(Seq2SeqSummarizationPipeline, SummarizationPipeline, model, {"task": task, **kwargs})
+class Summarization:
+    """The ``summarization`` wrapper: :class:`Seq2SeqSummarizationPipeline` for encoder-decoder
+    folders, the chat-style :class:`~openmind.nlp.pipelines.summarization.SummarizationPipeline`
+    otherwise (constructing this class returns one of them)."""
+
+    def __new__(cls, task: str | None = None, model: Any = None, **kwargs: Any) -> Any:
+        return _dispatch(Seq2SeqSummarizationPipeline, SummarizationPipeline, model, {"task": task, **kwargs})
 
 
-def translation(task: str | None = None, model: Any = None, **kwargs: Any) -> Any:
-    """The ``translation`` wrapper for ``model``: seq2seq or chat-style (see the module docstring)."""
-    return _dispatch(Seq2SeqTranslationPipeline, TranslationPipeline, model, {"task": task, **kwargs})
+class Translation:
+    """The ``translation`` wrapper: :class:`Seq2SeqTranslationPipeline` for encoder-decoder folders,
+    the chat-style :class:`~openmind.nlp.pipelines.translation.TranslationPipeline` otherwise."""
+
+    def __new__(cls, task: str | None = None, model: Any = None, **kwargs: Any) -> Any:
+        return _dispatch(Seq2SeqTranslationPipeline, TranslationPipeline, model, {"task": task, **kwargs})
