@@ -49,7 +49,8 @@ TEST_PLUGIN = str(ROOT / "tests" / "plugins" / "openmind-testplugin")
 
 nox.options.default_venv_backend = "uv|venv"
 nox.options.reuse_existing_virtualenvs = False
-nox.options.sessions = [
+#: the whole suite: what plain `nox` runs (the README's test command)
+DEFAULT_SESSIONS = [
     "lint",
     "tests(package='core')",
     "tests(package='nlp')",
@@ -57,14 +58,33 @@ nox.options.sessions = [
     "tests(package='mm')",
     "tests(framework='pt')",
     "tests(framework='ms')",
-    "tests_py(python='3.10', package='core')",
-    "tests_py(python='3.10', package='nlp')",
-    "tests_py(python='3.12', package='core')",
-    "tests_py(python='3.12', package='nlp')",
+    "tests_py-3.10(package='core')",
+    "tests_py-3.10(package='nlp')",
+    "tests_py-3.12(package='core')",
+    "tests_py-3.12(package='nlp')",
     "integration",
     "wheels",
     "installs",
 ]
+#: `.ci/run` runs the same sessions in two lanes side by side (`OPENMIND_CI_LANE=1 nox` and
+#: `OPENMIND_CI_LANE=2 nox`): most sessions spend much of their time installing and in
+#: single-threaded Python, so two lanes use a 2-core machine better than one. Lane 2 takes
+#: every default session not named in lane 1, so a new session can never be left out.
+CI_LANE_1 = [
+    "lint",
+    "tests(framework='pt')",
+    "integration",
+    "tests(package='core')",
+    "tests(package='data')",
+    "wheels",
+]
+_lane = os.environ.get("OPENMIND_CI_LANE", "").strip()
+if _lane == "1":
+    nox.options.sessions = [s for s in DEFAULT_SESSIONS if s in CI_LANE_1]
+elif _lane == "2":
+    nox.options.sessions = [s for s in DEFAULT_SESSIONS if s not in CI_LANE_1]
+else:
+    nox.options.sessions = DEFAULT_SESSIONS
 #: the Pythons CI tests (packages declare Requires-Python >=3.10,<3.13 to match)
 PYTHONS = ["3.10", "3.11", "3.12"]
 #: our distributions, by folder (packages/openmind-<name>; "core" is the `openmind` distribution)

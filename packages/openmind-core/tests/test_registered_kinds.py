@@ -44,7 +44,7 @@ POEM = TaskSpec(name="poem", capabilities=("generative",))
 def test_core_registers_pt_and_ms_through_the_hook():
     h = host()
     assert [f.name for f in h.registry.frameworks()] == ["pt", "ms"]
-    assert all(f.component.distribution == "openmind-core" for f in h.registry.frameworks())
+    assert all(f.component.distribution == "openmind" for f in h.registry.frameworks())
     assert h.registry.framework_aliases()["torch"] == "pt" and h.registry.framework_aliases()["mindspore"] == "ms"
 
 

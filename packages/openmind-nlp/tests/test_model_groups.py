@@ -20,7 +20,7 @@ from openmind.nlp.templates.plugin import TEMPLATES
 
 REQUIRED = {
     "llama2", "llama3", "qwen2", "qwen2.5", "qwen3", "mistral", "glm4", "gemma2", "internlm2",
-    "baichuan2", "deepseek", "phi3", "yi", "bert", "minilm", "bge",
+    "baichuan2", "deepseek", "phi3", "yi", "bert", "minilm", "bge", "llama3.1", "deepseek-r1", "gemma3", "internlm3",
 }  # fmt: skip
 
 
@@ -30,7 +30,11 @@ def test_groups_and_templates_are_registered_one_to_one():
     assert set(groups) == REQUIRED
     templates = {t.name for t in registry.all(TemplateSpec) if t.component.distribution == "openmind-nlp"}
     chat = [g for g in groups.values() if g.template]
-    assert sorted(g.template for g in chat) == sorted(templates)  # each template belongs to exactly one group
+    assert {g.template for g in chat} <= templates  # a group's default template is registered
+    # every registered template is some group's default, a revision of a group's family or a named variant
+    nlp_templates = [t for t in registry.all(TemplateSpec) if t.component.distribution == "openmind-nlp"]
+    named_only = {"yi", "qwen3_vl_nothink"}  # formats by name (LLaMA-Factory's `yi`, a VL model's text part)
+    assert all(t.revisions or t.options or t.name in {g.template for g in chat} | named_only for t in nlp_templates)
     for g in groups.values():
         assert g.architectures and g.model_types and g.hub_ids.get("huggingface") and g.sizes and g.lora_targets
         assert set(g.frameworks) == {"pt", "ms"}
@@ -43,9 +47,12 @@ def test_groups_and_templates_are_registered_one_to_one():
 
 @pytest.mark.parametrize("spec", TEMPLATES, ids=lambda t: t.name)
 def test_template_specs_load_native_renderers(spec):
-    template = spec.load()()
+    from openmind.nlp.templates.resolve import instantiate
+
+    template = instantiate(spec)
     assert isinstance(template, NativeTemplate) and template.name == spec.name
-    assert tuple(template.stop_words) == spec.stop_words
+    assert tuple(template.stop_words) == spec.stop_words and spec.stop_words  # written once, on the spec
+    assert "stop_words" not in type(template).__dict__  # ... never again on the class
 
 
 LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama"}
@@ -70,7 +77,9 @@ BERT = {"architectures": ["BertModel"], "model_type": "bert"}
         ({"architectures": ["MixtralForCausalLM"], "model_type": "mixtral"}, None, "mistral"),
         ({"architectures": ["ChatGLMModel"], "model_type": "chatglm"}, None, "glm4"),
         ({"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2"}, None, "gemma2"),
+        ({"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3"}, None, "gemma3"),
         ({"architectures": ["InternLM2ForCausalLM"], "model_type": "internlm2"}, None, "internlm2"),
+        ({"architectures": ["InternLM3ForCausalLM"], "model_type": "internlm3"}, None, "internlm3"),
         ({"architectures": ["BaichuanForCausalLM"], "model_type": "baichuan"}, None, "baichuan2"),
         ({"architectures": ["Phi3ForCausalLM"], "model_type": "phi3"}, None, "phi3"),
         ({"model_type": "phi3"}, None, "phi3"),
@@ -145,13 +154,15 @@ def test_resolve_order(llama2_folder, tmp_path):
     assert own.render(messages) == resolve_template(model_dir=llama2_folder).render(messages)
 
 
-def test_resolve_falls_back_to_the_tokenizers_own_template(llama2_folder):
+def test_resolve_uses_the_folders_own_template_whatever_the_architecture(llama2_folder):
     config = json.loads((llama2_folder / "config.json").read_text())
     (llama2_folder / "config.json").write_text(
         json.dumps({**config, "architectures": ["MysteryForCausalLM"], "model_type": "mystery"})
     )
     template = resolve_template(model_dir=llama2_folder)
-    assert isinstance(template, JinjaTemplate)
+    # the folder's template is the official Llama-2 one: its native renderer, chosen by revision
+    assert template.name == "llama2" and template.revision == "Llama-2-chat"
+    assert "official Llama-2-chat chat_template" in template.notice
     assert template.render([{"role": "user", "content": "Hi"}]) == "<s>[INST] Hi [/INST]"
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from openmind.core.errors import OpenMindError
@@ -34,6 +36,9 @@ def conversations(draw):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conversation=conversations(), name=st.sampled_from(NAMES))
+@example(  # a user text that is a letter of an end-of-turn marker ("<end_of_turn>")
+    conversation=[{"role": "user", "content": "r"}, {"role": "assistant", "content": "0"}], name="gemma2"
+)
 def test_segments_join_to_render(conversation, name):
     template = load_template(name)
     try:
@@ -48,7 +53,9 @@ def test_segments_join_to_render(conversation, name):
         if message["role"] == "assistant":
             assert message["content"].strip() in trained
         elif message["content"].strip():
-            assert message["content"].strip() not in trained or message["content"].strip() in "".join(
+            # the template's own markers (e.g. "<end_of_turn>") are trained and may contain a short user text
+            answers_only = re.sub(r"<[^<>\s]+>|\[/?[A-Z_]+\]", "", trained)
+            assert message["content"].strip() not in answers_only or message["content"].strip() in "".join(
                 m["content"] for m in conversation if m["role"] == "assistant"
             )
 

@@ -8,6 +8,7 @@ against transformers itself at the end of this module).
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
@@ -30,8 +31,23 @@ SPECIAL = {
     "internlm2": {"bos_token": "<s>", "eos_token": "</s>"},
     "deepseek": {"bos_token": "<｜begin▁of▁sentence｜>", "eos_token": "<｜end▁of▁sentence｜>"},
     "phi3": {"bos_token": "<s>", "eos_token": "<|endoftext|>"},
+    "llama3.1": {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"},
+    "llama3.2": {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"},
+    "mistral-v1": {"bos_token": "<s>", "eos_token": "</s>"},
+    "mistral-v3": {"bos_token": "<s>", "eos_token": "</s>"},
+    "mistral-v3-tekken": {"bos_token": "<s>", "eos_token": "</s>"},
+    "mistral-v7": {"bos_token": "<s>", "eos_token": "</s>"},
+    "chatglm3": {"eos_token": "</s>"},
+    "phi4": {"eos_token": "<|im_end|>"},
+    "phi3-mini": {"bos_token": "<s>", "eos_token": "<|endoftext|>"},
+    "yi1.5": {"bos_token": "<|startoftext|>", "eos_token": "<|im_end|>"},
+    "gemma3": {"bos_token": "<bos>", "eos_token": "<eos>"},
+    "internlm3": {"bos_token": "<s>", "eos_token": "</s>"},
+    "deepseek-r1": {"bos_token": "<｜begin▁of▁sentence｜>", "eos_token": "<｜end▁of▁sentence｜>"},
 }
-OFFICIAL = sorted(p.stem for p in DATA.glob("*.jinja"))
+SOURCES = json.loads((DATA / "SOURCES.json").read_text(encoding="utf-8"))
+#: stored official templates that a native renderer reproduces (the stem names the renderer)
+OFFICIAL = sorted(Path(f).stem for f, meta in SOURCES.items() if meta["renderer"])
 
 SYSTEM = {"role": "system", "content": "You are a terse assistant. Answer in one line."}
 U1 = {"role": "user", "content": "What is the capital of France?"}

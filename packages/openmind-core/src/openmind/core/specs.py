@@ -211,6 +211,17 @@ class ModelGroupSpec(Spec):
     sizes: tuple[str, ...] = ()
     lora_targets: tuple[str, ...] = ()
     frameworks: tuple[str, ...] = FRAMEWORKS
+    #: matching evidence, to tell the group from others that share its architecture:
+    #: strings its official chat_template contains (any one is enough) ...
+    template_markers: tuple[str, ...] = ()
+    #: ... strings whose presence in the chat_template rules the group out ...
+    template_excludes: tuple[str, ...] = ()
+    #: ... vocabulary sizes of its released checkpoints (another size rules it out) ...
+    vocab_sizes: tuple[int, ...] = ()
+    #: ... a regular expression on the model's name or path ...
+    name_pattern: str = ""
+    #: ... and whether it is the generic member of its architecture (chosen when nothing points elsewhere).
+    generic: bool = False
 
 
 @dataclass(frozen=True)
@@ -221,7 +232,15 @@ class TemplateSpec(Spec):
     kind: ClassVar[str] = "template"
     name: str
     template_kind: str = "native"
+    #: strings that end generation besides the tokenizer's EOS (the one place they are written)
     stop_words: tuple[str, ...] = ()
+    #: official chat_template revisions the renderer reproduces: ``(label, sha256)`` pairs, the
+    #: hash of the normalised text (:func:`openmind.core.templates.template_hash`)
+    revisions: tuple[tuple[str, str], ...] = ()
+    #: other names that resolve to this template (e.g. LLaMA-Factory's template names)
+    aliases: tuple[str, ...] = ()
+    #: render options this name fixes (e.g. ``{"enable_thinking": False}`` for ``qwen3_nothink``)
+    options: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)

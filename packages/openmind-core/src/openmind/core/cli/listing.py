@@ -125,9 +125,17 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
         owners: dict[str, list[str]] = {}
         for g in registry.all("model-group"):
             owners.setdefault(g.template, []).append(g.name)
-        headers = ["template", "kind", "model group", "stop words", "provided by"]
+        headers = ["template", "kind", "model group", "official revisions", "aliases", "stop words", "provided by"]
         rows = [
-            [t.name, t.template_kind, ", ".join(owners.get(t.name, [])), " ".join(t.stop_words), provider(t)]
+            [
+                t.name,
+                t.template_kind,
+                ", ".join(owners.get(t.name, [])),
+                "; ".join(f"{label} ({digest[:8]})" for label, digest in getattr(t, "revisions", ())),
+                ", ".join(getattr(t, "aliases", ())),
+                " ".join(t.stop_words),
+                provider(t),
+            ]
             for t in sorted(registry.all("template"), key=lambda t: t.name)
         ]
         return headers, rows

@@ -17,7 +17,6 @@ class Baichuan2Template(NativeTemplate):
 
     name = "baichuan2"
     eos = "</s>"
-    stop_words = ("</s>",)
     roles = ("system", "user", "assistant")
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:

@@ -19,9 +19,9 @@ import abc
 from dataclasses import dataclass, field
 from typing import Any
 
+from openmind.core.errors import OpenMindError
+from openmind.core.templates import IGNORE_INDEX
 from openmind.nlp.templates.errors import TP_BAD_TRAIN_ON, TP_NO_TEMPLATE, TP_RENDER
-
-IGNORE_INDEX = -100
 
 Message = dict[str, Any]
 
@@ -37,10 +37,19 @@ class Encoded:
 
 
 class Template(abc.ABC):
+    """Implements :class:`openmind.core.templates.TemplateProtocol`."""
+
     #: registry name
     name: str = ""
-    #: strings that end generation besides the tokenizer's EOS (e.g. "<|im_end|>")
+    #: strings that end generation besides the tokenizer's EOS (e.g. "<|im_end|>"); set from the
+    #: :class:`~openmind.core.specs.TemplateSpec` by :func:`~openmind.nlp.templates.load_template`
     stop_words: tuple[str, ...] = ()
+    #: render options fixed by the registered name (e.g. ``enable_thinking=False``)
+    options: dict[str, Any] = {}
+    #: the official revision this template was chosen for (``""``: chosen by name)
+    revision: str = ""
+    #: the one-line notice explaining how the template was chosen (also logged)
+    notice: str = ""
 
     @abc.abstractmethod
     def render(
@@ -68,14 +77,20 @@ class Template(abc.ABC):
                 )
             if prompt[len(done) :]:
                 pieces.append((prompt[len(done) :], False))
-            pieces.append((full[len(prompt) :], True))
+            answer = full[len(prompt) :]
+            # trained: the answer up to its end-of-turn marker; what the template writes after
+            # (ChatML's "\n", a closing "</s>") is not, as in the native renderers
+            kept = _through_marker(answer, message)
+            pieces.append((kept, True))
+            if answer[len(kept) :]:
+                pieces.append((answer[len(kept) :], False))
             done = full
         whole = self.render(messages, tools=tools, add_generation_prompt=False)
         if not whole.startswith(done):
             raise TP_RENDER.error(f"template {self.name!r}: prefix renders are inconsistent")
         if whole[len(done) :]:
             pieces.append((whole[len(done) :], False))
-        return pieces
+        return _merged(pieces)
 
     def encode(
         self,
@@ -166,6 +181,99 @@ class JinjaTemplate(Template):
         eos = getattr(tokenizer, "eos_token", None)
         return cls(source, name=name, special_tokens=special, stop_words=(eos,) if eos else ())
 
+    def segments(self, messages: list[Message], *, tools: list[dict] | None = None) -> list[tuple[str, bool]]:
+        """Label cuts for any chat template, in three ways, the first that applies:
+
+        1. prefix renders (exact, as :meth:`Template.segments`);
+        2. per turn, when the generation prompt is not how the answer starts (e.g. a ``<think>``
+           generation prompt): the answer's text is found within what its turn adds;
+        3. when the template rewrites earlier turns (e.g. Qwen3's reasoning): each answer's text
+           (and the end-of-turn word right after it) is found in order in the whole render.
+        """
+        try:
+            return super().segments(messages, tools=tools)
+        except OpenMindError as exc:
+            if exc.code != TP_RENDER.code:
+                raise
+        whole = self.render(messages, tools=tools, add_generation_prompt=False)
+        try:
+            return self._turn_segments(messages, tools, whole)
+        except _NoCut:
+            return self._search_segments(messages, whole)
+
+    def _answer_text(self, message: Message) -> str:
+        content = message.get("content")
+        if not isinstance(content, str):
+            return ""
+        return content.split("</think>")[-1].strip()
+
+    def _turn_segments(self, messages, tools, whole) -> list[tuple[str, bool]]:
+        pieces: list[tuple[str, bool]] = []
+        done = ""
+        for i, message in enumerate(messages):
+            if message.get("role") != "assistant":
+                continue
+            before = self.render(messages[:i], tools=tools, add_generation_prompt=False) if i else ""
+            full = self.render(messages[: i + 1], tools=tools, add_generation_prompt=False)
+            answer = self._answer_text(message)
+            if not (before.startswith(done) and full.startswith(before) and answer):
+                raise _NoCut
+            turn = full[len(before) :]
+            raw = message["content"].split("</think>")[-1]
+            at = turn.rfind(raw) if raw.strip() else -1  # the answer as written, else as the template trims it
+            if at < 0:
+                at = turn.rfind(answer)
+            if at < 0:
+                raise _NoCut
+            think = turn.rfind("<think>", 0, at)  # the reasoning block is the model's output too
+            if think >= 0:
+                at = think
+            if before[len(done) :] + turn[:at]:
+                pieces.append((before[len(done) :] + turn[:at], False))
+            pieces.append((turn[at:], True))
+            done = full
+        if not whole.startswith(done):
+            raise _NoCut
+        if whole[len(done) :]:
+            pieces.append((whole[len(done) :], False))
+        return pieces
+
+    def _search_segments(self, messages, whole) -> list[tuple[str, bool]]:
+        pieces: list[tuple[str, bool]] = []
+        cursor = 0
+        import re
+
+        marker = re.compile(r"<[^<>\s]{1,60}>|\[/?[A-Z_]{2,30}\]")
+        for message in messages:
+            if message.get("role") != "assistant":
+                continue
+            raw = message["content"].split("</think>")[-1] if isinstance(message.get("content"), str) else ""
+            at = whole.find(raw, cursor) if raw.strip() else -1
+            answer = raw
+            if at < 0:
+                answer = self._answer_text(message)
+                at = whole.find(answer, cursor) if answer else -1
+            if at < 0:
+                raise TP_RENDER.error(
+                    f"template {self.name!r}: cannot find an assistant answer in the rendered conversation to mask labels"
+                )
+            while at > cursor and whole[at - 1] == " ":  # "[/INST] answer": the space starts the answer's first token
+                at -= 1
+            think = whole.rfind("<think>", cursor, at)  # the reasoning block is the model's output too
+            if think >= 0:
+                at = think
+            end = whole.index(answer, at) + len(answer)
+            found = marker.match(whole, end)  # the end-of-turn marker right after the answer is trained
+            if found:
+                end = found.end()
+            if whole[cursor:at]:
+                pieces.append((whole[cursor:at], False))
+            pieces.append((whole[at:end], True))
+            cursor = end
+        if whole[cursor:]:
+            pieces.append((whole[cursor:], False))
+        return pieces
+
     def _template(self):
         if self._compiled is None:
             self._compiled = _compile(self.source)
@@ -179,8 +287,8 @@ class JinjaTemplate(Template):
         add_generation_prompt: bool = False,
         **extra: Any,
     ) -> str:
-        from openmind.core.errors import OpenMindError
-
+        if self.options:
+            extra = {**self.options, **extra}
         try:
             return self._template().render(
                 messages=_alias_reasoning(messages),
@@ -195,8 +303,50 @@ class JinjaTemplate(Template):
             raise TP_RENDER.error(f"template {self.name!r}: {type(exc).__name__}: {exc}") from exc
 
 
+_MARKER = None
+
+
+def _merged(pieces: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    out: list[tuple[str, bool]] = []
+    for text, trainable in pieces:
+        if out and out[-1][1] == trainable:
+            out[-1] = (out[-1][0] + text, trainable)
+        elif text:
+            out.append((text, trainable))
+    return out
+
+
+def _through_marker(turn: str, message: Message) -> str:
+    """``turn`` (what an assistant turn adds) cut after the end-of-turn marker that follows the answer."""
+    import re
+
+    global _MARKER
+    if _MARKER is None:
+        _MARKER = re.compile(r"<[^<>\s]{1,60}>|\[/?[A-Z_]{2,30}\]")
+    content = message.get("content")
+    raw = content.split("</think>")[-1] if isinstance(content, str) else ""
+    for text in (raw, raw.strip()):
+        at = turn.rfind(text) if text.strip() else -1
+        if at >= 0:
+            end = at + len(text)
+            found = _MARKER.match(turn, end)
+            return turn[: found.end()] if found else turn[:end] + turn[end:] * (not turn[end:].isspace())
+    return turn
+
+
+class _NoCut(Exception):
+    """Internal: per-turn cutting does not apply to this template."""
+
+
 def _alias_reasoning(messages: list[Message]) -> list[Message]:
     """Like transformers: a message's reasoning is visible as ``reasoning_content`` and ``thinking``."""
+    for message in messages:
+        if isinstance(message, dict) and (
+            "reasoning_content" in message or "thinking" in message or "reasoning" in message
+        ):
+            break
+    else:  # nothing to alias (the common case): no copy
+        return messages
     out = []
     for message in messages:
         if isinstance(message, dict):

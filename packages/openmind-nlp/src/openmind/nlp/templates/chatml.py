@@ -20,7 +20,6 @@ class ChatMLTemplate(NativeTemplate):
     """Plain ChatML with an optional default system prompt and BOS."""
 
     name = "chatml"
-    stop_words = (IM_END,)
     #: system prompt used when the conversation has none ("" = none)
     default_system = ""
     bos = ""
@@ -46,7 +45,6 @@ class Qwen2Template(ChatMLTemplate):
     """Qwen/Qwen2-*-Instruct: ChatML; without a system message, ``You are a helpful assistant.``"""
 
     name = "qwen2"
-    stop_words = (IM_END, "<|endoftext|>")
     default_system = "You are a helpful assistant."
 
 
@@ -54,14 +52,12 @@ class YiTemplate(ChatMLTemplate):
     """01-ai/Yi-*-Chat: ChatML without a default system prompt (Yi's documented chat format)."""
 
     name = "yi"
-    stop_words = (IM_END, "<|endoftext|>")
 
 
 class InternLM2Template(ChatMLTemplate):
     """internlm/internlm2(.5)-chat: ``<s>`` + ChatML; a conversation ending with an answer gets ``</s>``."""
 
     name = "internlm2"
-    stop_words = (IM_END, "</s>")
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
         pieces: Pieces = []
@@ -105,7 +101,6 @@ class Qwen25Template(ChatMLTemplate):
     ``<tool_response>`` blocks in a user turn."""
 
     name = "qwen2.5"
-    stop_words = (IM_END, "<|endoftext|>")
     default_system = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
@@ -143,7 +138,6 @@ class Qwen3Template(ChatMLTemplate):
     """
 
     name = "qwen3"
-    stop_words = (IM_END, "<|endoftext|>")
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
         first_system = messages[0]["role"] == "system"
@@ -192,3 +186,74 @@ class Qwen3Template(ChatMLTemplate):
             if options.get("enable_thinking") is False:
                 pieces.append(("<think>\n\n</think>\n\n", False))
         return pieces
+
+
+class Yi15Template(NativeTemplate):
+    """01-ai/Yi-1.5-*-Chat (official template): the system text comes first, as is (no ChatML
+    turn); each user turn is followed by the assistant header, so the generation prompt is always
+    there; answers end ``<|im_end|>\\n``. Trained: ``{answer}<|im_end|>``."""
+
+    name = "yi1.5"
+    roles = ("system", "user", "assistant")
+
+    def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
+        pieces: Pieces = []
+        if messages[0]["role"] == "system":
+            pieces.append((messages[0]["content"], False))
+        for i, m in enumerate(messages):
+            if m["role"] == "system" and i:
+                raise self.fail(
+                    "Yi-1.5's template only reads a system message in first place", i, hint="Move it to the start."
+                )
+            if m["role"] == "user":
+                pieces.append((IM_START + "user\n" + m["content"] + IM_END + "\n" + IM_START + "assistant\n", False))
+            elif m["role"] == "assistant":
+                pieces += [(m["content"] + IM_END, True), ("\n", False)]
+        return pieces
+
+
+class Qwen3VLTextTemplate(ChatMLTemplate):
+    """The text part of Qwen/Qwen3-VL-*-Instruct's template (LLaMA-Factory's ``qwen3_vl_nothink``):
+    Qwen3's ChatML and tool format without any thinking block and without a default system
+    prompt. Images and videos need the model's own template (its folder gets it through Jinja).
+    Trained: the answer (and its tool calls) up to ``<|im_end|>``."""
+
+    name = "qwen3_vl_nothink"
+
+    def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
+        first_system = messages[0]["role"] == "system"
+        pieces: Pieces = []
+        if tools:
+            head = IM_START + "system\n" + (messages[0]["content"] + "\n\n" if first_system else "")
+            pieces.append((head + _tool_section(tools), False))
+        elif first_system:
+            pieces.append((turn("system", messages[0]["content"]), False))
+        for i, m in enumerate(messages):
+            role = m["role"]
+            if role == "system" and i:
+                raise self.fail("Qwen3-VL's template only reads a system message in first place", i)
+            if role == "user":
+                pieces.append((turn(role, m["content"]), False))
+            elif role == "assistant":
+                body = m.get("content") or ""
+                for k, call in enumerate(m.get("tool_calls") or []):
+                    if (k == 0 and m.get("content")) or k > 0:
+                        body += "\n"
+                    call = call.get("function") or call
+                    arguments = call.get("arguments")
+                    body += '<tool_call>\n{"name": "' + str(call["name"]) + '", "arguments": '
+                    body += (arguments if isinstance(arguments, str) else tojson(arguments)) + "}\n</tool_call>"
+                pieces += [(IM_START + "assistant\n", False), (body + IM_END, True), ("\n", False)]
+            elif role == "tool":
+                pieces.append((_tool_responses(messages, i, i == 0), False))
+        if add_generation_prompt:
+            pieces.append((IM_START + "assistant\n", False))
+        return pieces
+
+
+class InternLM3Template(ChatMLTemplate):
+    """internlm/internlm3-8b-instruct: ``<s>`` + ChatML, no default system prompt, nothing after
+    the last answer."""
+
+    name = "internlm3"
+    bos = "<s>"

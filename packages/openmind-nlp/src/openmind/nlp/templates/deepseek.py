@@ -14,7 +14,6 @@ class DeepSeekTemplate(NativeTemplate):
 
     name = "deepseek"
     bos, eos = "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"
-    stop_words = ("<｜end▁of▁sentence｜>",)
     roles = ("system", "user", "assistant")
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
@@ -28,4 +27,70 @@ class DeepSeekTemplate(NativeTemplate):
                 pieces.append((m["content"] + "\n\n", False))
         if add_generation_prompt:
             pieces.append(("Assistant:", False))
+        return pieces
+
+
+class DeepSeekR1Template(NativeTemplate):
+    """DeepSeek-R1 distills (deepseek-ai/DeepSeek-R1-Distill-Llama-8B/70B, -Qwen-1.5B/7B/14B):
+    ``<｜begin▁of▁sentence｜>{system}<｜User｜>{user}<｜Assistant｜>{answer}<｜end▁of▁sentence｜>``.
+
+    The (last) system message comes first; an answer keeps only what follows ``</think>`` (earlier
+    reasoning is not shown to the model again); the generation prompt is
+    ``<｜Assistant｜><think>\\n`` (``thinking=False``: ``<｜Assistant｜>``, the DeepSeek-V3 prompt).
+    Tool calls and outputs follow the official template, its quirks included (only the first call
+    of a conversation opens ``<｜tool▁calls▁begin｜>``). Trained: ``{answer}<｜end▁of▁sentence｜>``.
+    """
+
+    name = "deepseek-r1"
+    bos, eos = "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"
+    roles = ("system", "user", "assistant", "tool")
+
+    def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
+        system = ""
+        for m in messages:
+            if m["role"] == "system":
+                system = m["content"]
+        pieces: Pieces = [(self.bos + system, False)]
+        is_first, is_tool, output_first = False, False, True
+        for m in messages:
+            role = m["role"]
+            if role == "user":
+                is_tool = False
+                pieces.append(("<｜User｜>" + m["content"], False))
+            if role == "assistant" and m.get("content") is None:
+                is_tool = False
+                for call in m.get("tool_calls") or []:
+                    function = call["function"]
+                    body = call["type"] + "<｜tool▁sep｜>" + function["name"] + "\n```json\n"
+                    body += function["arguments"] + "\n```<｜tool▁call▁end｜>"
+                    if not is_first:
+                        pieces += [
+                            ("<｜Assistant｜>", False),
+                            ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>" + body, True),
+                        ]
+                        is_first = True
+                    else:
+                        pieces.append(("\n<｜tool▁call▁begin｜>" + body + "<｜tool▁calls▁end｜>" + self.eos, True))
+            if role == "assistant" and m.get("content") is not None:
+                if is_tool:
+                    pieces += [("<｜tool▁outputs▁end｜>", False), (m["content"] + self.eos, True)]
+                    is_tool = False
+                else:
+                    content = m["content"]
+                    if "</think>" in content:
+                        content = content.split("</think>")[-1]
+                    pieces += [("<｜Assistant｜>", False), (content + self.eos, True)]
+            if role == "tool":
+                is_tool = True
+                if output_first:
+                    text = "<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>" + m["content"] + "<｜tool▁output▁end｜>"
+                    output_first = False
+                else:
+                    text = "\n<｜tool▁output▁begin｜>" + m["content"] + "<｜tool▁output▁end｜>"
+                pieces.append((text, False))
+        if is_tool:
+            pieces.append(("<｜tool▁outputs▁end｜>", False))
+        if add_generation_prompt and not is_tool:
+            thinking = options.get("thinking", options.get("enable_thinking", True))
+            pieces.append(("<｜Assistant｜><think>\n" if thinking is not False else "<｜Assistant｜>", False))
         return pieces

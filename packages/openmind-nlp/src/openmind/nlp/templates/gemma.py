@@ -14,7 +14,6 @@ class Gemma2Template(NativeTemplate):
 
     name = "gemma2"
     bos = "<bos>"
-    stop_words = ("<end_of_turn>", "<eos>")
     roles = ("system", "user", "assistant")
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
@@ -34,6 +33,37 @@ class Gemma2Template(NativeTemplate):
                     (m["content"].strip() + "<end_of_turn>", True),
                     ("\n", False),
                 ]
+        if add_generation_prompt:
+            pieces.append(("<start_of_turn>model\n", False))
+        return pieces
+
+
+class Gemma3Template(NativeTemplate):
+    """Gemma 3 instruction-tuned (text part):
+    ``<bos><start_of_turn>user\\n{system}\\n\\n{user}<end_of_turn>\\n<start_of_turn>model\\n{answer}<end_of_turn>\\n``.
+
+    Like the official template: a first system message is put in front of the first turn
+    (followed by a blank line), turns alternate, contents are stripped. Images need the model's
+    own template (``--template jinja``). Trained: ``{answer}<end_of_turn>``.
+    """
+
+    name = "gemma3"
+    bos = "<bos>"
+    roles = ("system", "user", "assistant")
+
+    def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
+        prefix, loop, offset = "", messages, 0
+        if messages[0]["role"] == "system":
+            prefix, loop, offset = messages[0]["content"] + "\n\n", messages[1:], 1
+        self.alternate(loop, offset)
+        pieces: Pieces = [(self.bos, False)]
+        for i, m in enumerate(loop):
+            head = "<start_of_turn>" + ("model" if m["role"] == "assistant" else m["role"]) + "\n"
+            head += prefix if i == 0 else ""
+            if m["role"] == "assistant":
+                pieces += [(head, False), (m["content"].strip() + "<end_of_turn>", True), ("\n", False)]
+            else:
+                pieces.append((head + m["content"].strip() + "<end_of_turn>\n", False))
         if add_generation_prompt:
             pieces.append(("<start_of_turn>model\n", False))
         return pieces

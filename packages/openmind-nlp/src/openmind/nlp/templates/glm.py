@@ -24,7 +24,6 @@ class GLM4Template(NativeTemplate):
     """
 
     name = "glm4"
-    stop_words = ("<|user|>", "<|observation|>", "<|endoftext|>")
     roles = ("system", "user", "assistant", "observation", "tool")
 
     @staticmethod
@@ -59,6 +58,27 @@ class GLM4Template(NativeTemplate):
                 pieces += [("<|assistant|>", False), (metadata + "\n" + m["content"], True)]
             else:
                 pieces.append(("<|" + m["role"] + "|>" + metadata + "\n" + m["content"], False))
+        if add_generation_prompt:
+            pieces.append(("<|assistant|>", False))
+        return pieces
+
+
+class ChatGLM3Template(NativeTemplate):
+    """ChatGLM3-6B: ``[gMASK]sop<|{role}|>\\n {content}...`` (a space after each role line, no
+    end-of-turn token; generation stops at ``<|user|>`` / ``<|observation|>``).
+    Trained: ``\\n {answer}`` after ``<|assistant|>``."""
+
+    name = "chatglm3"
+    roles = ("system", "user", "assistant", "observation")
+
+    def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
+        pieces: Pieces = []
+        for i, m in enumerate(messages):
+            head = ("[gMASK]sop" if i == 0 else "") + "<|" + m["role"] + "|>"
+            if m["role"] == "assistant":
+                pieces += [(head, False), ("\n " + m["content"], True)]
+            else:
+                pieces.append((head + "\n " + m["content"], False))
         if add_generation_prompt:
             pieces.append(("<|assistant|>", False))
         return pieces

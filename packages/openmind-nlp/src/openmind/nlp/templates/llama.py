@@ -15,7 +15,6 @@ class Llama2Template(NativeTemplate):
 
     name = "llama2"
     bos, eos = "<s>", "</s>"
-    stop_words = ("</s>",)
     roles = ("system", "user", "assistant")
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
@@ -49,7 +48,6 @@ class Llama3Template(NativeTemplate):
 
     name = "llama3"
     bos = "<|begin_of_text|>"
-    stop_words = ("<|eot_id|>", "<|end_of_text|>")
     roles = ("system", "user", "assistant", "tool", "ipython")
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
@@ -64,3 +62,115 @@ class Llama3Template(NativeTemplate):
         if add_generation_prompt:
             pieces.append(("<|start_header_id|>assistant<|end_header_id|>\n\n", False))
         return pieces
+
+
+LLAMA31_TOOLS_NOTE = (
+    'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.'
+    "Do not use variables.\n\n"
+)
+
+
+class Llama31Template(NativeTemplate):
+    """Llama 3.1 / 3.3 Instruct (and 3.2 with :class:`Llama32Template`): Meta's official template.
+
+    Every prompt opens with a system header holding ``Cutting Knowledge Date: December 2023`` and
+    ``Today Date: {date_string}`` (3.1/3.3: fixed ``26 Jul 2024``; 3.2: today), then the system
+    message (stripped). ``tools`` go into the first user message (``tools_in_user_message=False``:
+    into the system header) as indented JSON with Meta's instructions, and ``Environment: ipython``
+    is announced; a tool call is rendered ``{"name": ..., "parameters": ...}``; tool results use the
+    ``ipython`` role (their content JSON-encoded, as the official template does). 3.1/3.3 also take
+    ``builtin_tools`` (``<|python_tag|>name.call(...)`` calls ending in ``<|eom_id|>``).
+    Trained: ``{answer}<|eot_id|>``.
+    """
+
+    name = "llama3.1"
+    bos = "<|begin_of_text|>"
+    roles = ("system", "user", "assistant", "tool", "ipython")
+    default_date = "26 Jul 2024"
+    #: 3.2's template takes today's date and has no builtin tools
+    today = False
+    builtin = True
+
+    def date(self, options) -> str:
+        if options.get("date_string") is not None:
+            return str(options["date_string"])
+        if self.today:
+            from datetime import datetime
+
+            return datetime.now().strftime("%d %b %Y")
+        return self.default_date
+
+    def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
+        from openmind.nlp.templates.native import tojson
+
+        if options.get("custom_tools") is not None:
+            tools = options["custom_tools"]
+        in_user = options.get("tools_in_user_message", True)
+        builtin = options.get("builtin_tools") if self.builtin else None
+        if options.get("builtin_tools") is not None and not self.builtin:
+            builtin = None
+        offset = 0
+        system = ""
+        if messages[0]["role"] == "system":
+            system, messages, offset = messages[0]["content"].strip(), messages[1:], 1
+        head = self.bos + "<|start_header_id|>system<|end_header_id|>\n\n"
+        if builtin is not None or tools is not None:
+            head += "Environment: ipython\n"
+        if builtin is not None:
+            head += "Tools: " + ", ".join(str(t) for t in builtin if t != "code_interpreter") + "\n\n"
+        head += "Cutting Knowledge Date: December 2023\n" + "Today Date: " + self.date(options) + "\n\n"
+        if tools is not None and not in_user:
+            head += (
+                "You have access to the following functions. To call a function, please respond with JSON for a "
+                "function call." + LLAMA31_TOOLS_NOTE
+            )
+            head += "".join(tojson(t, indent=4) + "\n\n" for t in tools)
+        pieces: Pieces = [(head + system + "<|eot_id|>", False)]
+        if in_user and tools is not None:
+            if not messages:
+                raise self.fail(
+                    "Cannot put tools in the first user message when there's no first user message!",
+                    hint="Add a user message, or pass tools_in_user_message=False.",
+                )
+            first = (messages[0]["content"] or "").strip()
+            messages, offset = messages[1:], offset + 1
+            text = "<|start_header_id|>user<|end_header_id|>\n\n"
+            text += "Given the following functions, please respond with a JSON for a function call "
+            text += "with its proper arguments that best answers the given prompt.\n\n" + LLAMA31_TOOLS_NOTE
+            text += "".join(tojson(t, indent=4) + "\n\n" for t in tools)
+            pieces.append((text + first + "<|eot_id|>", False))
+        for i, m in enumerate(messages):
+            role = m["role"]
+            header = "<|start_header_id|>" + ("ipython" if role == "tool" else role) + "<|end_header_id|>\n\n"
+            if "tool_calls" in m and role not in ("tool", "ipython"):
+                calls = m["tool_calls"] or []
+                if len(calls) != 1:
+                    raise self.fail("This model only supports single tool-calls at once!", i + offset)
+                call = calls[0].get("function", calls[0])
+                if builtin is not None and call["name"] in builtin:
+                    args = ", ".join(f'{k}="{v}"' for k, v in (call.get("arguments") or {}).items())
+                    body = "<|python_tag|>" + call["name"] + ".call(" + args + ")"
+                else:
+                    body = '{"name": "' + str(call["name"]) + '", "parameters": ' + tojson(call.get("arguments")) + "}"
+                end = "<|eom_id|>" if builtin is not None else "<|eot_id|>"
+                pieces += [("<|start_header_id|>assistant<|end_header_id|>\n\n", False), (body + end, True)]
+            elif role in ("tool", "ipython"):
+                content = m["content"]
+                text = tojson(content) if isinstance(content, (str, list, dict, tuple)) else str(content)
+                pieces.append((header + text + "<|eot_id|>", False))
+            elif role == "assistant":
+                pieces += [(header, False), ((m["content"] or "").strip() + "<|eot_id|>", True)]
+            else:
+                pieces.append((header + (m["content"] or "").strip() + "<|eot_id|>", False))
+        if add_generation_prompt:
+            pieces.append(("<|start_header_id|>assistant<|end_header_id|>\n\n", False))
+        return pieces
+
+
+class Llama32Template(Llama31Template):
+    """Llama 3.2 Instruct: 3.1's format with today's date in the system header (``date_string``
+    overrides it) and without builtin tools."""
+
+    name = "llama3.2"
+    today = True
+    builtin = False

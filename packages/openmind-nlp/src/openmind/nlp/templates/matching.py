@@ -3,8 +3,8 @@
 Candidates are the groups whose ``architectures`` / ``model_types`` the config names. Several
 families share one architecture (Llama-2, Llama-3, DeepSeek LLM and Yi are all
 ``LlamaForCausalLM``; Qwen2 and Qwen2.5 are both ``Qwen2ForCausalLM``), so candidates are then
-weighed with evidence: the tokenizer's chat_template, the vocabulary size and the model's
-name. When the evidence does not single one out, the error lists the candidates and says how
+weighed with the evidence each :class:`~openmind.core.specs.ModelGroupSpec` declares: strings of
+its chat_template, its vocabulary sizes and a pattern on the model's name. When the evidence does not single one out, the error lists the candidates and says how
 to choose (``--model-group`` / ``--template``); it never guesses.
 """
 
@@ -12,41 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from openmind.nlp.templates.errors import M_AMBIGUOUS_GROUP, M_BAD_CONFIG, M_NO_GROUP, M_UNKNOWN_GROUP
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """How to tell a group from others that share its architecture."""
-
-    #: strings its official chat_template contains (any one is enough)
-    template_markers: tuple[str, ...] = ()
-    #: strings whose presence rules the group out
-    template_excludes: tuple[str, ...] = ()
-    #: vocabulary sizes of the released checkpoints (another size rules the group out)
-    vocab_sizes: tuple[int, ...] = ()
-    #: regular expression on the model's name/path
-    name: str = ""
-    #: the generic member of an architecture: chosen when nothing points elsewhere
-    generic: bool = False
-
-
-EVIDENCE: dict[str, Evidence] = {
-    "llama2": Evidence(("[INST]", "<<SYS>>"), (), (32000,), r"llama-?2"),
-    "llama3": Evidence(("<|start_header_id|>",), (), (128256,), r"llama-?3"),
-    "deepseek": Evidence(("'Assistant: '", "\\n\\nAssistant:"), (), (102400,), r"deepseek"),
-    "yi": Evidence(("<|im_start|>",), (), (64000,), r"(^|[/_-])yi([/_-]|$)"),
-    "qwen2": Evidence(("You are a helpful assistant.",), ("You are Qwen",), (), r"qwen2(?![.\d])"),
-    "qwen2.5": Evidence(("You are Qwen, created by Alibaba Cloud",), (), (), r"qwen2\.5"),
-    "internlm2": Evidence((), (), (), r"internlm2"),
-    "bert": Evidence(generic=True),
-    "minilm": Evidence(name=r"minilm"),
-    "bge": Evidence(name=r"bge"),
-}
 
 
 def _group_names(registry) -> list[str]:
@@ -79,21 +48,23 @@ def model_group(name: str, *, registry=None):
     return found
 
 
-def _score(evidence: Evidence | None, config: dict, template: str, names: str) -> float:
-    if evidence is None:
-        return 0.0
-    score = 0.5 if evidence.generic else 0.0
+def _score(group, config: dict, template: str, names: str) -> float:
+    """Weigh a candidate group with the evidence its spec declares (``template_markers``,
+    ``template_excludes``, ``vocab_sizes``, ``name_pattern``, ``generic``)."""
+    score = 0.5 if getattr(group, "generic", False) else 0.0
     if template:
-        if any(marker in template for marker in evidence.template_excludes):
+        if any(marker in template for marker in getattr(group, "template_excludes", ())):
             return float("-inf")
-        if any(marker in template for marker in evidence.template_markers):
+        if any(marker in template for marker in getattr(group, "template_markers", ())):
             score += 4
     vocab = config.get("vocab_size")
-    if evidence.vocab_sizes and isinstance(vocab, int):
-        if vocab not in evidence.vocab_sizes:
+    vocab_sizes = getattr(group, "vocab_sizes", ())
+    if vocab_sizes and isinstance(vocab, int):
+        if vocab not in vocab_sizes:
             return float("-inf")
         score += 1
-    if evidence.name and names and re.search(evidence.name, names):
+    pattern = getattr(group, "name_pattern", "")
+    if pattern and names and re.search(pattern, names):
         score += 2
     return score
 
@@ -143,7 +114,7 @@ def match_model_group(
     names = " ".join(
         str(v) for v in (config.get("_name_or_path"), tokenizer_config.get("name_or_path"), name) if v
     ).lower()
-    scores = {g.name: _score(EVIDENCE.get(g.name), config, template, names) for g in candidates}
+    scores = {g.name: _score(g, config, template, names) for g in candidates}
     best = max(scores.values())
     winners = [g for g in candidates if scores[g.name] == best]
     if len(winners) == 1 and best > float("-inf"):
@@ -177,6 +148,11 @@ def tokenizer_config_of(model_dir: str | Path) -> dict:
     jinja = folder / "chat_template.jinja"
     if not data.get("chat_template") and jinja.is_file():
         data = {**data, "chat_template": jinja.read_text(encoding="utf-8")}
+    processor = folder / "chat_template.json"  # processors (e.g. Qwen2-VL) keep theirs here
+    if not data.get("chat_template") and processor.is_file():
+        source = (read_json(processor) or {}).get("chat_template")
+        if isinstance(source, str) and source:
+            data = {**data, "chat_template": source}
     return data
 
 

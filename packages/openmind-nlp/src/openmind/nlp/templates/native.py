@@ -64,6 +64,8 @@ class NativeTemplate(Template):
     # ---- helpers for subclasses ------------------------------------------------------
     def _pieces(self, messages, tools, add_generation_prompt, options) -> Pieces:
         self.check(messages)
+        if self.options:
+            options = {**self.options, **options}
         return self.build(_alias_reasoning(messages), tools, add_generation_prompt, options)
 
     def check(self, messages: list[Message]) -> None:

@@ -13,8 +13,33 @@ from openmind.nlp.templates.errors import TP_NO_TEMPLATE, TP_UNKNOWN
 JINJA = "jinja"
 
 
+def _find_spec(name: str, registry):
+    """The TemplateSpec registered under ``name`` or claiming it as an alias (``None``)."""
+    from openmind.core.specs import TemplateSpec
+
+    spec = registry.find(TemplateSpec, name)
+    if spec is not None:
+        return spec
+    for candidate in sorted(registry.all(TemplateSpec), key=lambda t: t.name):
+        if name in candidate.aliases:
+            return candidate
+    return None
+
+
+def instantiate(spec) -> Template:
+    """The renderer a :class:`~openmind.core.specs.TemplateSpec` names, with the spec's stop words
+    and options (the spec is the one place they are written)."""
+    made = spec.load()
+    template = made() if isinstance(made, type) else made
+    template.name = spec.name
+    template.stop_words = tuple(spec.stop_words)
+    if spec.options:
+        template.options = dict(spec.options)
+    return template
+
+
 def load_template(name: str, *, registry=None) -> Template:
-    """A registered template by name (OM-TP004 with suggestions when unknown)."""
+    """A registered template by name or alias (OM-TP004 with suggestions when unknown)."""
     from openmind.core.registry import suggest
     from openmind.core.specs import TemplateSpec
 
@@ -22,15 +47,16 @@ def load_template(name: str, *, registry=None) -> Template:
         from openmind.core.plugins import get_registry
 
         registry = get_registry()
-    spec = registry.find(TemplateSpec, name)
+    spec = _find_spec(name, registry)
     if spec is None:
         names = sorted(t.name for t in registry.all(TemplateSpec))
+        aliases = sorted(a for t in registry.all(TemplateSpec) for a in t.aliases)
         raise TP_UNKNOWN.error(
-            f"no template named {name!r}.{suggest(name, names)} Known templates: {', '.join(names)}, {JINJA}",
+            f"no template named {name!r}.{suggest(name, names + aliases)} Known templates: "
+            f"{', '.join(names)}, {JINJA} (aliases: {', '.join(aliases)})",
             location="--template",
         )
-    made = spec.load()
-    return made() if isinstance(made, type) else made
+    return instantiate(spec)
 
 
 def _special_tokens(tokenizer_config: dict) -> dict[str, str]:
@@ -44,9 +70,16 @@ def _special_tokens(tokenizer_config: dict) -> dict[str, str]:
     return out
 
 
-def _own_template(tokenizer: Any, model_dir: str | Path | None) -> JinjaTemplate | None:
+def _own_source(tokenizer: Any, model_dir: str | Path | None) -> tuple[str | None, dict[str, str]]:
+    """The model's own chat_template text and special tokens (tokenizer first, then the folder)."""
     if tokenizer is not None and getattr(tokenizer, "chat_template", None):
-        return JinjaTemplate.from_tokenizer(tokenizer)
+        source = tokenizer.chat_template
+        if isinstance(source, dict):  # several named templates: take the default
+            source = source.get("default") or next(iter(source.values()))
+        special = {
+            k: v for k, v in (getattr(tokenizer, "special_tokens_map", None) or {}).items() if isinstance(v, str)
+        }
+        return source, special
     if model_dir is not None:
         from openmind.nlp.templates.matching import tokenizer_config_of
 
@@ -57,10 +90,77 @@ def _own_template(tokenizer: Any, model_dir: str | Path | None) -> JinjaTemplate
                 source[0].get("template") if source else None
             )
         if source:
-            special = _special_tokens(tokenizer_config)
-            eos = special.get("eos_token")
-            return JinjaTemplate(source, special_tokens=special, stop_words=(eos,) if eos else ())
-    return None
+            return source, _special_tokens(tokenizer_config)
+    return None, {}
+
+
+def _own_template(tokenizer: Any, model_dir: str | Path | None) -> JinjaTemplate | None:
+    source, special = _own_source(tokenizer, model_dir)
+    if not source:
+        return None
+    eos = special.get("eos_token")
+    return JinjaTemplate(source, special_tokens=special, stop_words=(eos,) if eos else ())
+
+
+def _notify(template: Template, notice: str) -> Template:
+    from openmind.core.logs import logger
+
+    template.notice = notice
+    logger.info(notice)
+    return template
+
+
+def template_for_source(
+    source: str, special: dict[str, str] | None = None, *, where: str = "", registry=None
+) -> Template:
+    """The renderer for a model's own ``chat_template`` text: the native renderer that declares
+    its revision (same output, faster), else the text itself through Jinja, with a notice."""
+    from openmind.core.specs import TemplateSpec
+    from openmind.core.templates import find_revision, template_hash
+
+    if registry is None:
+        from openmind.core.plugins import get_registry
+
+        registry = get_registry()
+    where = where or "the tokenizer"
+    found = find_revision(source, registry.all(TemplateSpec))
+    if found is not None:
+        spec, label = found
+        template = instantiate(spec)
+        template.revision = label
+        return _notify(
+            template, f"template: {where} has the official {label} chat_template; native renderer {spec.name!r}"
+        )
+    special = dict(special or {})
+    eos = special.get("eos_token")
+    template = JinjaTemplate(source, special_tokens=special, stop_words=(eos,) if eos else ())
+    return _notify(
+        template,
+        f"template: {where} has its own chat_template (sha256 {template_hash(source)[:12]}) that matches no native "
+        "renderer's revision; rendering it with Jinja",
+    )
+
+
+def _add_family_stop_words(template: JinjaTemplate, source: str, model_dir, model_group, registry) -> None:
+    """A folder's own template through Jinja stops at its EOS, and at the end-of-turn words of its
+    family's template that the folder's template writes too (``<|im_end|>`` for an InternLM2.5)."""
+    from openmind.nlp.templates.matching import match_model_dir
+    from openmind.nlp.templates.matching import model_group as group_named
+
+    try:
+        if model_group is not None:
+            group = group_named(model_group, registry=registry) if isinstance(model_group, str) else model_group
+        elif model_dir is not None:
+            group = match_model_dir(model_dir, registry=registry)
+        else:
+            return
+        if not group.template:
+            return
+        family = load_template(group.template, registry=registry)
+    except OpenMindError:
+        return
+    extra = tuple(w for w in family.stop_words if w in source and w not in template.stop_words)
+    template.stop_words = tuple(template.stop_words) + extra
 
 
 def resolve_template(
@@ -73,11 +173,15 @@ def resolve_template(
 ) -> Template:
     """The template to use, in this order:
 
-    1. ``name`` (``--template``): a registered template, or ``"jinja"`` for the tokenizer's own;
-    2. ``model_group`` (``--model-group``, a name or spec): the group's template;
-    3. ``model_dir``: the group matched from its ``config.json``, then its template;
-    4. the tokenizer's own ``chat_template`` (``tokenizer`` or the folder's tokenizer files);
-    5. otherwise OM-TP001, saying what was tried.
+    1. ``name`` (``--template``): a registered template or alias, or ``"jinja"`` for the tokenizer's own;
+    2. the model's own ``chat_template`` (``tokenizer``, else the folder's tokenizer_config.json,
+       chat_template.jinja or chat_template.json): the native renderer that declares its revision
+       (normalised sha256), else that template itself through Jinja — with a one-line notice;
+    3. without one: the model group's default template (``model_group``, or the group matched
+       from ``model_dir``'s config.json), named in the log;
+    4. otherwise OM-TP001, saying what was tried.
+
+    The chosen template's ``notice`` says which way it was chosen.
 
     Example::
 
@@ -99,7 +203,14 @@ def resolve_template(
         return own
     if name:
         return load_template(name, registry=registry)
-    tried = []
+    source, special = _own_source(tokenizer, model_dir)
+    if source:
+        where = str(model_dir) if model_dir is not None else "the tokenizer"
+        template = template_for_source(source, special, where=where, registry=registry)
+        if isinstance(template, JinjaTemplate):
+            _add_family_stop_words(template, source, model_dir, model_group, registry)
+        return template
+    tried = ["the tokenizer has no chat_template"]
     group = None
     if model_group is not None:
         group = group_named(model_group, registry=registry) if isinstance(model_group, str) else model_group
@@ -110,10 +221,12 @@ def resolve_template(
             tried.append(f"[{exc.code}] {exc.message}")
     if group is not None:
         if group.template:
-            return load_template(group.template, registry=registry)
+            template = load_template(group.template, registry=registry)
+            where = str(model_dir) if model_dir is not None else "the model"
+            return _notify(
+                template,
+                f"template: {where} has no chat_template; using model group {group.name!r}'s default "
+                f"template {template.name!r}",
+            )
         tried.append(f"model group {group.name!r} has no template")
-    own = _own_template(tokenizer, model_dir)
-    if own is not None:
-        return own
-    tried.append("the tokenizer has no chat_template")
     raise TP_NO_TEMPLATE.error("no template for this model: " + "; ".join(tried))
