@@ -126,6 +126,11 @@ class TaskSpec(Spec):
     capabilities: tuple[str, ...] = ()
     default_models: tuple[DefaultModel, ...] = ()
 
+    def __post_init__(self) -> None:
+        # specs rebuilt from their dicts (the registry snapshot) get their DefaultModels back
+        models = tuple(DefaultModel(**m) if isinstance(m, dict) else m for m in self.default_models)
+        object.__setattr__(self, "default_models", models)
+
     def default_model(self, framework: str | None = None) -> DefaultModel | None:
         """The first default model of ``framework`` (any framework when ``None``/``auto``)."""
         for model in self.default_models:
