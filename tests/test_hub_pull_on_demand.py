@@ -49,3 +49,61 @@ def test_pipeline_pulls_a_hub_id_on_demand_then_works_offline(hf_hub, tmp_path, 
     monkeypatch.setenv("OPENMIND_OFFLINE", "1")
     again = openmind.pipeline("chat", model="hf::org/tiny-llama", device="cpu")(messages, max_new_tokens=6)
     assert again == local and len(state.log) == requests
+
+
+@pytest.fixture
+def modelers_hub(monkeypatch, tmp_path):
+    """A loopback Modelers hub over TLS (openmind-hub insists on https) with a test certificate."""
+    pytest.importorskip("openmind_hub")
+    trustme = pytest.importorskip("trustme")
+    import ssl
+
+    sys.path.insert(0, str(HUB_TESTS))
+    try:
+        from server import HubServer, HubState
+    finally:
+        sys.path.remove(str(HUB_TESTS))
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1", "localhost")
+    ca_file = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    cert.configure_cert(context)
+    state = HubState()
+    server = HubServer(state, tls=context).start()
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(ca_file))
+    monkeypatch.setenv("OPENMIND_HUB_ENDPOINT", server.url)
+    monkeypatch.setenv("OPENMIND_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("OPENMIND_OFFLINE", raising=False)
+    monkeypatch.delenv("OPENMIND_HUB", raising=False)
+    yield state
+    server.stop()
+
+
+def test_sentiment_analysis_without_a_model_pulls_the_registered_default(modelers_hub, tmp_path):
+    """pipeline("sentiment-analysis") resolves 1.0's default (Modelers id + revision, registered on
+    the task spec) and pulls it through the hub layer; served here from a tiny model under that id."""
+    import openmind
+    from openmind.core.plugins import get_registry
+    from openmind.pt.testing import tiny_bert
+
+    default = get_registry().task("sentiment-analysis").default_model("pt")
+    assert default.label() == "om::PyTorch-NPU/distilbert_base_uncased_finetuned_sst_2_english@5a5cb27"
+    model = tiny_bert(tmp_path / "tiny", "BertForSequenceClassification", ["NEGATIVE", "POSITIVE"])
+    files = {p.relative_to(model).as_posix(): p for p in model.rglob("*") if p.is_file()}
+    modelers_hub.add_repo(default.model_id.split("::")[1], files, branch=default.revision)
+    pulled = openmind.pipeline("sentiment-analysis", device="cpu")
+    local = openmind.pipeline("text-classification", model=str(model), device="cpu")
+    text = ["what a great movie", "awful"]
+    assert pulled(text) == local(text)
+    assert modelers_hub.log  # it really went through the hub
+    assert (tmp_path / "cache" / "hub" / "modelers").is_dir()
+
+
+def test_a_task_without_a_default_model_needs_one():
+    import openmind
+    from openmind.core.errors import OpenMindError
+
+    with pytest.raises(OpenMindError) as info:
+        openmind.pipeline("chat")
+    assert info.value.code == "OM-A004" and "default model" in str(info.value)

@@ -16,7 +16,7 @@ from openmind.core import errors as E
 from openmind.core.frameworks import resolve_framework
 from openmind.core.logs import logger
 from openmind.core.plugins import attributed, get_host, get_registry
-from openmind.core.specs import PipelineSpec, TrainerSpec
+from openmind.core.specs import PipelineSpec, TaskSpec, TrainerSpec
 
 M_NOT_FOUND = E.define(
     "OM-M001",
@@ -108,6 +108,25 @@ def select(kind: str, task: str, framework: str | None = "auto") -> tuple[Pipeli
     return chosen, f"{reason}, backend {chosen.backend}"
 
 
+def default_model(task: TaskSpec, framework: str | None = "auto") -> tuple[str, str | None]:
+    """``(hub id, revision)`` of the task's registered default model for ``framework``.
+
+    OM-A004 when the task has none (the user must pass a model).
+    """
+    if framework in (None, "", "auto"):
+        framework = os.environ.get("OPENMIND_FRAMEWORK") or "auto"
+    chosen = task.default_model(framework)
+    if chosen is None:
+        raise E.A_MISSING.error(
+            f"no model given, and task {task.name!r} has no default model"
+            + (f" for framework {framework!r}" if framework != "auto" else ""),
+            hint="Pass model=PATH or a hub id (SDK) or --model (CLI); `openmind list tasks` shows the defaults.",
+            location="model",
+        )
+    logger.info("no model given: using the default model of %s, %s", task.name, chosen.label())
+    return chosen.model_id, chosen.revision or None
+
+
 def pipeline(
     task: str | None = None,
     model: str | os.PathLike | None = None,
@@ -122,7 +141,8 @@ def pipeline(
 
     :param task: a task name or alias (``"chat"``, ``"text2emb"`` ...); inferred from the model
         folder when ``None``.
-    :param model: a local folder, a run folder or a hub id.
+    :param model: a local folder, a run folder or a hub id; when ``None``, the task's registered
+        default model (:class:`~openmind.core.specs.DefaultModel`) is pulled through the hub layer.
     :param framework: ``auto`` | ``pt`` | ``ms`` (``OPENMIND_FRAMEWORK`` when auto).
     :param device: ``auto`` | ``cpu`` | ``cuda:N`` | ``npu:N``.
     :param dtype: ``auto`` | ``float32`` | ``float16`` | ``bfloat16`` (or a ``torch.dtype``).
@@ -144,6 +164,9 @@ def pipeline(
     model = normalise(model, kwargs)
     framework, device, dtype = kwargs.pop("framework", "auto"), kwargs.pop("device"), kwargs.pop("dtype")
     registry = get_registry()
+    if model is None and task is not None:
+        model, revision = default_model(registry.task(task), framework)
+        kwargs.setdefault("revision", revision)
     if model is not None:
         model = resolve_model(model, revision=kwargs.pop("revision", None), hub=kwargs.pop("hub", None))
     if task is None:

@@ -30,7 +30,7 @@ ConfigDialectSpec  name                        other tools' config keys mapped o
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, ClassVar
 
 from openmind.core.errors import Component
@@ -80,9 +80,28 @@ class Spec:
                     else None
                 )
             elif isinstance(value, tuple):
-                value = list(value)
+                value = [asdict(v) if is_dataclass(v) else v for v in value]
             out[f.name] = value
         return out
+
+
+@dataclass(frozen=True)
+class DefaultModel:
+    """A task's default model: a hub id pinned to a revision, for one framework (and backend).
+
+    Used by ``pipeline(task)`` when no model is given (pulled on demand through the hub layer),
+    shown by ``openmind list tasks``. openMind 1.0's ``native_pipelines.json`` is the source of
+    the defaults registered by openmind's own plugins.
+    """
+
+    #: a hub id with its hub prefix, e.g. ``"om::PyTorch-NPU/bert_base_uncased"``
+    model_id: str
+    revision: str = ""
+    framework: str = "pt"
+    backend: str = ""
+
+    def label(self) -> str:
+        return f"{self.model_id}@{self.revision}" if self.revision else self.model_id
 
 
 @dataclass(frozen=True)
@@ -91,6 +110,8 @@ class TaskSpec(Spec):
 
     :param kind_of: ``"inference"`` (has a PipelineWrapper) or ``"training"`` (has a
         TrainerWrapper and a Dataset format).
+    :param default_models: models ``pipeline(task)`` uses when none is given, in order of
+        preference (the first one of the chosen framework wins).
     """
 
     kind: ClassVar[str] = "task"
@@ -104,6 +125,19 @@ class TaskSpec(Spec):
     #: ``"generative"`` (takes generation arguments), ``"chat"`` (renders messages through a
     #: template; takes template arguments), ``"embedding"`` ...
     capabilities: tuple[str, ...] = ()
+    default_models: tuple[DefaultModel, ...] = ()
+
+    def __post_init__(self) -> None:
+        # specs rebuilt from their dicts (the registry snapshot) get their DefaultModels back
+        models = tuple(DefaultModel(**m) if isinstance(m, dict) else m for m in self.default_models)
+        object.__setattr__(self, "default_models", models)
+
+    def default_model(self, framework: str | None = None) -> DefaultModel | None:
+        """The first default model of ``framework`` (any framework when ``None``/``auto``)."""
+        for model in self.default_models:
+            if framework in (None, "", "auto") or model.framework == framework:
+                return model
+        return None
 
 
 @dataclass(frozen=True)

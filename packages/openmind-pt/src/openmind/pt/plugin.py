@@ -12,13 +12,57 @@ GENERATION = "openmind.pt.pipelines.generation:TorchCausalLM"
 PIPELINES = {
     "chat": GENERATION,
     "text-generation": GENERATION,
-    "summarization": GENERATION,
-    "translation": GENERATION,
+    # encoder-decoder folders load the seq2seq pipeline, others the decoder-only one
+    "summarization": "openmind.pt.pipelines.seq2seq:TorchGenerative",
+    "translation": "openmind.pt.pipelines.seq2seq:TorchGenerative",
+    "text2text-generation": "openmind.pt.pipelines.seq2seq:TorchSeq2SeqLM",
+    "question-answering": "openmind.pt.pipelines.question_answering:TorchQuestionAnswering",
+    "zero-shot-classification": "openmind.pt.pipelines.hf_tasks:TorchZeroShotClassification",
+    "table-question-answering": "openmind.pt.pipelines.hf_tasks:TorchTableQuestionAnswering",
+    "feature-extraction": "openmind.pt.pipelines.hf_tasks:TorchFeatureExtraction",
     "text2emb": "openmind.pt.pipelines.embedding:TorchEmbedding",
     "text-classification": "openmind.pt.pipelines.classification:TorchTextClassification",
     "token-classification": "openmind.pt.pipelines.classification:TorchTokenClassification",
     "fill-mask": "openmind.pt.pipelines.classification:TorchFillMask",
 }
+
+
+VISION = "openmind.pt.pipelines.vision"
+DIFFUSION = "openmind.pt.pipelines.diffusion"
+#: openmind-mm's tasks: task -> (backend, "module:attr", extra requirements)
+MM_PIPELINES = {
+    "text2image": ("diffusers", f"{DIFFUSION}:TorchTextToImage", ("diffusers>=0.30", "pillow")),
+    "image-to-image": ("diffusers", f"{DIFFUSION}:TorchImageToImage", ("diffusers>=0.30", "pillow")),
+    "inpainting": ("diffusers", f"{DIFFUSION}:TorchInpainting", ("diffusers>=0.30", "pillow")),
+    "text-to-video": ("diffusers", f"{DIFFUSION}:TorchTextToVideo", ("diffusers>=0.30", "pillow")),
+    "image-classification": ("transformers", f"{VISION}:TorchImageClassification", ("pillow",)),
+    "zero-shot-image-classification": ("transformers", f"{VISION}:TorchZeroShotImageClassification", ("pillow",)),
+    "object-detection": ("transformers", f"{VISION}:TorchObjectDetection", ("pillow",)),
+    "zero-shot-object-detection": ("transformers", f"{VISION}:TorchZeroShotObjectDetection", ("pillow",)),
+    "depth-estimation": ("transformers", f"{VISION}:TorchDepthEstimation", ("pillow",)),
+    # transformers' SAM post-processing runs torchvision's NMS
+    "mask-generation": ("transformers", f"{VISION}:TorchMaskGeneration", ("pillow", "torchvision")),
+    "image-to-text": ("transformers", f"{VISION}:TorchImageTextGeneration", ("pillow",)),
+    "visual-question-answering": ("transformers", f"{VISION}:TorchImageTextGeneration", ("pillow",)),
+    "image-feature-extraction": ("transformers", f"{VISION}:TorchImageFeatureExtraction", ("pillow",)),
+    "automatic-speech-recognition": ("transformers", f"{VISION}:TorchSpeechRecognition", ("numpy",)),
+    "audio-classification": ("transformers", f"{VISION}:TorchAudioClassification", ("numpy",)),
+    "text-to-speech": ("transformers", f"{VISION}:TorchTextToSpeech", ("numpy",)),
+}
+
+
+def register_mm_pipelines(register):
+    for task, (backend, impl, extra) in MM_PIPELINES.items():
+        register(
+            PipelineSpec(
+                task=task,
+                framework="pt",
+                backend=backend,
+                impl=impl,
+                requires=(*REQUIRES, *extra, "openmind-mm>=0.1.0"),
+                description=f"{task} on {backend} (CPU, CUDA, Ascend NPU via torch_npu)",
+            )
+        )
 
 
 @hookimpl
@@ -34,6 +78,7 @@ def openmind_register_pipelines(register):
                 description=f"{task} on transformers (CPU, CUDA, Ascend NPU via torch_npu)",
             )
         )
+    register_mm_pipelines(register)
 
 
 @hookimpl

@@ -57,3 +57,591 @@ def tiny_llama(
     model.generation_config.pad_token_id = 2
     model.save_pretrained(folder, safe_serialization=True)
     return folder
+
+
+def _scale_heads(model: Any, prefixes: tuple[str, ...], factor: float = 50.0) -> None:
+    """Scale up a random head so that its classes are well separated (random heads are nearly uniform)."""
+    import torch
+
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if name.startswith(prefixes) and param.dim() == 2:
+                param.mul_(factor)
+
+
+def tiny_bert(
+    folder: str | os.PathLike, head: str = "BertModel", labels: list[str] | None = None, seed: int = 0
+) -> Path:
+    """A randomly initialised tiny BERT with ``head`` (a transformers class name) and the real
+    MiniLM (BERT uncased) WordPiece tokenizer."""
+    import torch
+    import transformers
+    from transformers import AutoTokenizer, BertConfig
+
+    from openmind.nlp.testing.assets import minilm_path
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    AutoTokenizer.from_pretrained(minilm_path()).save_pretrained(folder)
+    extra: dict[str, Any] = {}
+    if labels:
+        extra = {"id2label": dict(enumerate(labels)), "label2id": {label: i for i, label in enumerate(labels)}}
+    config = BertConfig(
+        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, **extra
+    )
+    torch.manual_seed(seed)
+    model = getattr(transformers, head)(config)
+    _scale_heads(model, ("classifier", "qa_outputs", "cls.predictions.decoder"))
+    model.save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def t5_tokenizer(folder: str | os.PathLike) -> Any:
+    """A T5 tokenizer built from a real SentencePiece model (Mistral's v1, package ``mistral_common``):
+    no PyPI package ships T5's own ``spiece.model``."""
+    import shutil
+    import tempfile
+
+    from transformers import T5Tokenizer
+
+    from openmind.nlp.testing.assets import mistral_tokenizer_model
+
+    with tempfile.TemporaryDirectory() as source:
+        shutil.copy(mistral_tokenizer_model(), Path(source) / "spiece.model")
+        tokenizer = T5Tokenizer.from_pretrained(source, extra_ids=0)
+    tokenizer.save_pretrained(folder)
+    return tokenizer
+
+
+def tiny_t5(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny ``T5ForConditionalGeneration`` with T5's task prefixes."""
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = t5_tokenizer(folder)
+    config = T5Config(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        d_ff=64,
+        d_kv=16,
+        num_layers=2,
+        num_heads=2,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+        task_specific_params={
+            "summarization": {"prefix": "summarize: "},
+            "translation_en_to_de": {"prefix": "translate English to German: "},
+        },
+    )
+    torch.manual_seed(seed)
+    T5ForConditionalGeneration(config).save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def tiny_bart(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny ``BartForConditionalGeneration`` with the real MiniLM WordPiece
+    tokenizer (BART's own byte-level BPE files are on no PyPI package)."""
+    import torch
+    from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration
+
+    from openmind.nlp.testing.assets import minilm_path
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = AutoTokenizer.from_pretrained(minilm_path())
+    tokenizer.save_pretrained(folder)
+    config = BartConfig(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=128,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+        decoder_start_token_id=tokenizer.sep_token_id,
+        forced_bos_token_id=None,
+        forced_eos_token_id=None,
+    )
+    torch.manual_seed(seed)
+    BartForConditionalGeneration(config).save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def tiny_tapas(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny ``TapasForQuestionAnswering`` (with aggregation, WTQ-style) and a
+    TAPAS tokenizer on the real MiniLM (BERT uncased) vocabulary."""
+    import shutil
+
+    import torch
+    from transformers import TapasConfig, TapasForQuestionAnswering, TapasTokenizer
+
+    from openmind.nlp.testing.assets import minilm_path
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(minilm_path() / "vocab.txt", folder / "vocab.txt")
+    TapasTokenizer(vocab_file=str(folder / "vocab.txt")).save_pretrained(folder)
+    config = TapasConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        num_aggregation_labels=4,
+        use_answer_as_supervision=True,
+        select_one_column=True,
+    )
+    torch.manual_seed(seed)
+    TapasForQuestionAnswering(config).save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+# ---- vision / audio / diffusion ------------------------------------------------------------------
+
+
+def clip_tokenizer(folder: str | os.PathLike) -> Any:
+    """A real ``CLIPTokenizer`` (byte-level BPE, CLIP's pre-tokenization and special tokens) over a
+    byte-level vocabulary without merges, written offline: CLIP's merges file is on no PyPI package."""
+    import json
+
+    from transformers import CLIPTokenizer
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    chars = list(bytes_to_unicode().values())
+    vocab = {c: i for i, c in enumerate(chars)}
+    for c in chars:
+        vocab[c + "</w>"] = len(vocab)
+    vocab["<|startoftext|>"] = len(vocab)
+    vocab["<|endoftext|>"] = len(vocab)
+    (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    (folder / "merges.txt").write_text("#version: 0.2\n", encoding="utf-8")
+    tokenizer = CLIPTokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"), pad_token="<|endoftext|>")
+    tokenizer.model_max_length = 77
+    tokenizer.save_pretrained(folder)
+    return tokenizer
+
+
+def _image_processor(kind: str, size: int, **extra: Any) -> Any:
+    import transformers
+
+    return getattr(transformers, kind)(size={"height": size, "width": size}, **extra)
+
+
+def tiny_vit(folder: str | os.PathLike, labels: list[str] | None = None, seed: int = 0, size: int = 32) -> Path:
+    """A randomly initialised tiny ViT: ``ViTForImageClassification`` with ``labels``, else ``ViTModel``."""
+    import torch
+    from transformers import ViTConfig, ViTForImageClassification, ViTModel
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    extra: dict[str, Any] = {}
+    if labels:
+        extra = {"id2label": dict(enumerate(labels)), "label2id": {label: i for i, label in enumerate(labels)}}
+    config = ViTConfig(
+        image_size=size,
+        patch_size=8,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        **extra,
+    )
+    torch.manual_seed(seed)
+    model = ViTForImageClassification(config) if labels else ViTModel(config)
+    _scale_heads(model, ("classifier",))
+    model.save_pretrained(folder, safe_serialization=True)
+    _image_processor("ViTImageProcessor", size).save_pretrained(folder)
+    return folder
+
+
+def tiny_detr(folder: str | os.PathLike, labels: list[str], seed: int = 0) -> Path:
+    """A randomly initialised tiny ``DetrForObjectDetection`` (transformers' own ResNet backbone)."""
+    import torch
+    from transformers import DetrConfig, DetrForObjectDetection, DetrImageProcessor, ResNetConfig
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    backbone = ResNetConfig(
+        embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1], layer_type="basic", out_features=["stage2"]
+    )
+    config = DetrConfig(
+        use_timm_backbone=False,
+        backbone_config=backbone,
+        use_pretrained_backbone=False,
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        num_queries=10,
+        id2label=dict(enumerate(labels)),
+        label2id={label: i for i, label in enumerate(labels)},
+    )
+    torch.manual_seed(seed)
+    model = DetrForObjectDetection(config)
+    _scale_heads(model, ("class_labels_classifier",), 10.0)
+    model.save_pretrained(folder, safe_serialization=True)
+    DetrImageProcessor(size={"shortest_edge": 32, "longest_edge": 64}).save_pretrained(folder)
+    return folder
+
+
+def tiny_owlvit(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny ``OwlViTForObjectDetection`` with an OWL-ViT processor."""
+    import torch
+    from transformers import OwlViTConfig, OwlViTForObjectDetection, OwlViTImageProcessor, OwlViTProcessor
+
+    folder = Path(folder)
+    tokenizer = clip_tokenizer(folder)
+    config = OwlViTConfig(
+        text_config={
+            "vocab_size": len(tokenizer),
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "max_position_embeddings": 16,
+            "bos_token_id": tokenizer.bos_token_id,
+            "eos_token_id": tokenizer.eos_token_id,
+            "pad_token_id": tokenizer.pad_token_id,
+        },
+        vision_config={
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "image_size": 32,
+            "patch_size": 8,
+        },
+        projection_dim=32,
+    )
+    torch.manual_seed(seed)
+    OwlViTForObjectDetection(config).save_pretrained(folder, safe_serialization=True)
+    tokenizer.model_max_length = 16
+    image_processor = OwlViTImageProcessor(size={"height": 32, "width": 32}, crop_size={"height": 32, "width": 32})
+    OwlViTProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(folder)
+    return folder
+
+
+def tiny_clip(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny ``CLIPModel`` with a CLIP processor (zero-shot image classification)."""
+    import torch
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
+
+    folder = Path(folder)
+    tokenizer = clip_tokenizer(folder)
+    config = CLIPConfig(
+        text_config={
+            "vocab_size": len(tokenizer),
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "max_position_embeddings": 77,
+            "bos_token_id": tokenizer.bos_token_id,
+            "eos_token_id": tokenizer.eos_token_id,
+            "pad_token_id": tokenizer.pad_token_id,
+        },
+        vision_config={
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "image_size": 32,
+            "patch_size": 8,
+        },
+        projection_dim=32,
+    )
+    torch.manual_seed(seed)
+    CLIPModel(config).save_pretrained(folder, safe_serialization=True)
+    image_processor = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    CLIPProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(folder)
+    return folder
+
+
+def tiny_dpt(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny ``DPTForDepthEstimation``."""
+    import torch
+    from transformers import DPTConfig, DPTForDepthEstimation, DPTImageProcessor
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    config = DPTConfig(
+        image_size=32,
+        patch_size=8,
+        hidden_size=32,
+        num_hidden_layers=4,
+        num_attention_heads=2,
+        intermediate_size=64,
+        backbone_out_indices=[0, 1, 2, 3],
+        neck_hidden_sizes=[8, 16, 16, 16],
+        fusion_hidden_size=16,
+        head_in_index=-1,
+    )
+    torch.manual_seed(seed)
+    DPTForDepthEstimation(config).save_pretrained(folder, safe_serialization=True)
+    DPTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
+    return folder
+
+
+def tiny_blip(folder: str | os.PathLike, vqa: bool = False, seed: int = 0) -> Path:
+    """A randomly initialised tiny BLIP (captioning, or ``vqa``) with a BLIP processor over the real
+    MiniLM (BERT uncased) WordPiece tokenizer, as BLIP uses a BERT tokenizer."""
+    import torch
+    from transformers import (
+        AutoTokenizer,
+        BlipConfig,
+        BlipForConditionalGeneration,
+        BlipForQuestionAnswering,
+        BlipImageProcessor,
+        BlipProcessor,
+    )
+
+    from openmind.nlp.testing.assets import minilm_path
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = AutoTokenizer.from_pretrained(minilm_path())
+    tokenizer.add_special_tokens({"bos_token": "[DEC]"})
+    config = BlipConfig(
+        text_config={
+            "vocab_size": len(tokenizer),
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "max_position_embeddings": 64,
+            "bos_token_id": tokenizer.bos_token_id,
+            "pad_token_id": tokenizer.pad_token_id,
+            "sep_token_id": tokenizer.sep_token_id,
+            "encoder_hidden_size": 32,
+        },
+        vision_config={
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "image_size": 32,
+            "patch_size": 8,
+        },
+        projection_dim=32,
+    )
+    torch.manual_seed(seed)
+    model = (BlipForQuestionAnswering if vqa else BlipForConditionalGeneration)(config)
+    model.save_pretrained(folder, safe_serialization=True)
+    image_processor = BlipImageProcessor(size={"height": 32, "width": 32})
+    BlipProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(folder)
+    return folder
+
+
+def tiny_wav2vec2(folder: str | os.PathLike, labels: list[str] | None = None, seed: int = 0) -> Path:
+    """A randomly initialised tiny wav2vec2: ``Wav2Vec2ForCTC`` over a character vocabulary, or
+    ``Wav2Vec2ForSequenceClassification`` with ``labels`` (audio classification)."""
+    import json
+
+    import torch
+    from transformers import (
+        Wav2Vec2Config,
+        Wav2Vec2CTCTokenizer,
+        Wav2Vec2FeatureExtractor,
+        Wav2Vec2ForCTC,
+        Wav2Vec2ForSequenceClassification,
+        Wav2Vec2Processor,
+    )
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    chars = ["<pad>", "<s>", "</s>", "<unk>", "|", *"abcdefghijklmnopqrstuvwxyz'"]
+    (folder / "vocab.json").write_text(json.dumps({c: i for i, c in enumerate(chars)}), encoding="utf-8")
+    extra: dict[str, Any] = {}
+    if labels:
+        extra = {"id2label": dict(enumerate(labels)), "label2id": {label: i for i, label in enumerate(labels)}}
+    config = Wav2Vec2Config(
+        vocab_size=len(chars),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        conv_dim=(16, 16),
+        conv_stride=(5, 4),
+        conv_kernel=(10, 8),
+        num_feat_extract_layers=2,
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=2,
+        pad_token_id=0,
+        **extra,
+    )
+    torch.manual_seed(seed)
+    feature_extractor = Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=16000, return_attention_mask=True)
+    if labels:
+        model = Wav2Vec2ForSequenceClassification(config)
+        _scale_heads(model, ("classifier",))
+        feature_extractor.save_pretrained(folder)
+        (folder / "vocab.json").unlink()
+    else:
+        model = Wav2Vec2ForCTC(config)
+        tokenizer = Wav2Vec2CTCTokenizer(str(folder / "vocab.json"), word_delimiter_token="|")
+        Wav2Vec2Processor(feature_extractor=feature_extractor, tokenizer=tokenizer).save_pretrained(folder)
+    model.save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def tiny_stable_diffusion(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny Stable Diffusion folder (UNet2DCondition + AutoencoderKL + CLIP text
+    encoder + PNDM scheduler) that diffusers' ``StableDiffusionPipeline`` loads."""
+    import torch
+    from diffusers import AutoencoderKL, PNDMScheduler, StableDiffusionPipeline, UNet2DConditionModel
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = clip_tokenizer(folder / "tokenizer")
+    torch.manual_seed(seed)
+    unet = UNet2DConditionModel(
+        block_out_channels=(32, 64),
+        layers_per_block=1,
+        sample_size=16,
+        in_channels=4,
+        out_channels=4,
+        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
+        up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
+        cross_attention_dim=32,
+        attention_head_dim=8,
+        norm_num_groups=8,
+    )
+    vae = AutoencoderKL(
+        block_out_channels=(16, 32),
+        in_channels=3,
+        out_channels=3,
+        latent_channels=4,
+        norm_num_groups=8,
+        down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
+        up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"),
+        sample_size=32,
+    )
+    text_encoder = _tiny_text_encoder(tokenizer)
+    scheduler = PNDMScheduler(skip_prk_steps=True, steps_offset=1)
+    pipe = StableDiffusionPipeline(
+        unet=unet,
+        vae=vae,
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,
+        scheduler=scheduler,
+        safety_checker=None,
+        feature_extractor=None,
+        requires_safety_checker=False,
+    )
+    pipe.save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def _tiny_text_encoder(tokenizer: Any) -> Any:
+    from transformers import CLIPTextConfig, CLIPTextModel
+
+    return CLIPTextModel(
+        CLIPTextConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            max_position_embeddings=77,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+    )
+
+
+def tiny_text_to_video(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny ``TextToVideoSDPipeline`` folder (UNet3DCondition + AutoencoderKL +
+    CLIP text encoder + DDIM)."""
+    import torch
+    from diffusers import AutoencoderKL, DDIMScheduler, TextToVideoSDPipeline, UNet3DConditionModel
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = clip_tokenizer(folder / "tokenizer")
+    torch.manual_seed(seed)
+    unet = UNet3DConditionModel(
+        block_out_channels=(32, 64),
+        layers_per_block=1,
+        sample_size=16,
+        in_channels=4,
+        out_channels=4,
+        down_block_types=("CrossAttnDownBlock3D", "DownBlock3D"),
+        up_block_types=("UpBlock3D", "CrossAttnUpBlock3D"),
+        cross_attention_dim=32,
+        attention_head_dim=4,
+        norm_num_groups=8,
+    )
+    vae = AutoencoderKL(
+        block_out_channels=(16, 32),
+        in_channels=3,
+        out_channels=3,
+        latent_channels=4,
+        norm_num_groups=8,
+        down_block_types=("DownEncoderBlock2D",) * 2,
+        up_block_types=("UpDecoderBlock2D",) * 2,
+        sample_size=32,
+    )
+    pipe = TextToVideoSDPipeline(
+        unet=unet, vae=vae, text_encoder=_tiny_text_encoder(tokenizer), tokenizer=tokenizer, scheduler=DDIMScheduler()
+    )
+    pipe.save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def tiny_sam(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny ``SamModel`` with a SAM processor (mask generation)."""
+    import torch
+    from transformers import SamConfig, SamImageProcessor, SamModel, SamProcessor
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    config = SamConfig(
+        vision_config=dict(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=64,
+            patch_size=16,
+            output_channels=16,
+            global_attn_indexes=[1],
+            num_pos_feats=8,
+            mlp_dim=32,
+            window_size=2,
+        ),
+        prompt_encoder_config=dict(
+            hidden_size=16, image_size=64, patch_size=16, mask_input_channels=4, num_point_embeddings=4
+        ),
+        mask_decoder_config=dict(
+            hidden_size=16,
+            mlp_dim=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            iou_head_hidden_dim=16,
+            num_multimask_outputs=3,
+        ),
+    )
+    torch.manual_seed(seed)
+    SamModel(config).save_pretrained(folder, safe_serialization=True)
+    processor = SamImageProcessor(
+        size={"longest_edge": 64},
+        pad_size={"height": 64, "width": 64},
+        mask_size={"longest_edge": 16},
+        mask_pad_size={"height": 16, "width": 16},
+    )
+    SamProcessor(image_processor=processor).save_pretrained(folder)
+    return folder

@@ -57,7 +57,7 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
     req = (lambda s: requirement_text(s)) if installed else (lambda s: ", ".join(s.requires))
     if what == "tasks":
         frameworks = list(registry.framework_names())
-        headers = ["task", "kind", "domain", "aliases", "wrapper", *frameworks, "provided by"]
+        headers = ["task", "kind", "domain", "aliases", "wrapper", *frameworks, "default model", "provided by"]
         rows = []
         for t in sorted(registry.tasks(), key=lambda t: (t.kind_of, t.name)):
             impls = registry.all("pipeline" if t.kind_of == "inference" else "trainer")
@@ -77,6 +77,10 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
                     ", ".join(t.aliases),
                     "yes" if wrapper else "MISSING",
                     *[per_fw[fw] or "-" for fw in frameworks],
+                    ", ".join(
+                        (f"{d.framework}: " if len(t.default_models) > 1 else "") + d.label() for d in t.default_models
+                    )
+                    or "-",
                     provider(t),
                 ]
             )

@@ -1,0 +1,1 @@
+"""Framework-neutral pipeline wrappers of openmind-mm's tasks (vision, audio, diffusion)."""
