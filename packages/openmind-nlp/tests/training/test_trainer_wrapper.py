@@ -57,6 +57,11 @@ def fake_framework(monkeypatch):
     import openmind.core.api as api
 
     monkeypatch.setattr(api, "select", lambda kind, task, framework="auto": (FakeSpec(), "fake"))
+    # openmind.train asks the registry whether any framework can train the stage (OM-T012 when
+    # none is installed, as in this package's own test session): the fake one can
+    from openmind.core.registry import Registry
+
+    monkeypatch.setattr(Registry, "trainers_for", lambda self, task, framework=None: [FakeSpec()])
 
 
 def test_train_sdk_resolves_saves_and_trains(tmp_path):
