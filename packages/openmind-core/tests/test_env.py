@@ -57,3 +57,13 @@ def test_env_full_timeout_is_reported_not_raised(capsys):
     devices = json.loads(capsys.readouterr().out)["devices"]
     assert "no answer within" in devices["framework_report_error"]
     assert devices["cpu"] >= 1
+
+
+def test_folder_name_versions_equal_the_metadata_scan():
+    from openmind.core.cli.environment import installed_versions, version_of
+    from openmind.core.requirements import installed_distributions
+
+    found = installed_versions()
+    expected = installed_distributions()
+    assert {name: version_of(name, found) for name in expected} == expected
+    assert version_of("surely-not-installed-dist", found) == "not installed"

@@ -1,7 +1,8 @@
 """``openmind env``: everything a bug report needs. Never crashes when something is missing.
 
-Fast by default: versions come from installed distribution metadata (``importlib.metadata``) and
-devices from what the operating system shows (``/proc/driver/nvidia/gpus``, ``/dev/davinci*``),
+Fast by default: versions come from installed distribution metadata (the ``*.dist-info`` folder
+names, ``importlib.metadata`` for other layouts), plugins from the registry snapshot
+(:mod:`openmind.core.snapshot`) when it is valid, and devices from what the operating system shows (``/proc/driver/nvidia/gpus``, ``/dev/davinci*``),
 so nothing imports torch, MindSpore or transformers. ``--full`` adds what each framework itself
 reports (the plugins' ``openmind_env_info`` hooks: CUDA/NPU counts and names, MindSpore device
 targets); those imports run in a child process under ``--timeout`` seconds, so a slow or hanging
@@ -41,6 +42,42 @@ FRAMEWORK_DISTS = (
 )
 #: seconds ``--full`` waits for the frameworks' own device report
 FULL_TIMEOUT = 60.0
+
+
+def installed_versions() -> dict[str, str]:
+    """Normalised distribution name -> version, read from the names of the ``*.dist-info`` folders
+    on ``sys.path`` (``{name}-{version}.dist-info``, the name escaped without ``-``): one directory
+    listing per path entry instead of parsing every distribution's METADATA file. Distributions
+    whose folder does not tell the version (``*.egg-info``) map to ``""``: see :func:`version_of`."""
+    import re
+
+    found: dict[str, str] = {}
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            stem, dot, suffix = name.rpartition(".")
+            if not dot or suffix not in ("dist-info", "egg-info"):
+                continue
+            dist, _, version = stem.partition("-")
+            version = version if suffix == "dist-info" else ""
+            found.setdefault(re.sub(r"[-_.]+", "-", dist).lower(), version)
+    return found
+
+
+def version_of(name: str, found: dict[str, str]) -> str:
+    if name not in found:
+        return "not installed"
+    if found[name]:
+        return found[name]
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:  # an egg-info folder: its name does not tell the version
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
 
 
 def os_devices() -> dict:
@@ -84,30 +121,36 @@ def _print_plugin_env() -> None:
 
 
 def collect(full: bool = False, timeout: float = FULL_TIMEOUT) -> dict:
-    from openmind.core.requirements import installed_distributions
-
-    dists = installed_distributions()
+    dists = installed_versions()
     info: dict = {
         "python": sys.version.split()[0],
         "executable": sys.executable,
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "openmind_packages": {
-            name: version
-            for name, version in sorted(dists.items())
+            name: version_of(name, dists)
+            for name in sorted(dists)
             if name == "openmind" or name.startswith("openmind-")
         },
-        "libraries": {name: dists.get(name, "not installed") for name in FRAMEWORK_DISTS},
+        "libraries": {name: version_of(name, dists) for name in FRAMEWORK_DISTS},
         "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("OPENMIND_")},
         "devices": os_devices(),
         "full": full,
     }
     try:
-        from openmind.core.plugins import get_host
+        from openmind.core import snapshot
+        from openmind.core.entrypoints import DEFAULT_PLUGINS
 
-        host = get_host()
-        info["plugins"] = [p.to_dict() for p in host.plugins]
-        info["registry_problems"] = [p.to_dict() for p in host.registry.problems]
+        data = snapshot.load_data(DEFAULT_PLUGINS)  # valid while nothing was installed or edited
+        if data is not None:
+            info["plugins"] = data["plugins"]
+            info["registry_problems"] = data["problems"]
+        else:
+            from openmind.core.plugins import get_host
+
+            host = get_host()
+            info["plugins"] = [p.to_dict() for p in host.plugins]
+            info["registry_problems"] = [p.to_dict() for p in host.registry.problems]
     except Exception as exc:  # noqa: BLE001 - env must always print something
         info["plugins_error"] = f"{type(exc).__name__}: {exc}"
     if full:
