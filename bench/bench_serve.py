@@ -1,5 +1,8 @@
 """`openmind deploy` throughput: requests/s at concurrency 1, 8 and 32 with dynamic batching
-(max_batch_size 32) vs without (max_batch_size 1), same tiny model, same run: `openmind deploy` in its own process, real HTTP on loopback, one torch thread."""
+(max_batch_size 32) vs without (max_batch_size 1), and LLaMA-Factory's API server (`llamafactory-cli
+api`, Hugging Face engine, in the `.venv-lf` venv) on the same tiny model in the same run. Each
+server in its own process, real HTTP on loopback, one torch thread; server ready time (process
+start to a healthy answer) beside the model's own load time."""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ import time
 
 MAX_TOKENS = 16
 TARGET = 3.0  # batching speed-up at concurrency 8
+#: openmind (batched) / LLaMA-Factory req/s per concurrency (issue 20)
+LF_TARGETS = {1: 2.0, 8: 5.0, 32: 6.0}
 BATCH_WAIT_MS = 10
 
 
@@ -26,72 +31,119 @@ async def _load(url: str, concurrency: int, total: int) -> float:
                 r = await client.post(
                     "/v1/chat/completions",
                     json={
+                        "model": "tiny",
                         "messages": [{"role": "user", "content": prompt}],
                         "max_tokens": MAX_TOKENS,
                         "temperature": 0,
                     },
                 )
                 r.raise_for_status()
+                assert r.json()["choices"][0]["message"]["content"] is not None
 
         start = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         return total / (time.perf_counter() - start)
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait(proc, url: str, health: str, started: float):
+    import httpx
+
+    deadline = time.monotonic() + 300
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            if httpx.get(url + health, timeout=1).status_code == 200:
+                return proc, url, time.perf_counter() - started
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError("server did not start")
+        time.sleep(0.1)
+
+
 def _deploy(model: str, max_batch_size: int):
     """``openmind deploy`` in its own process (as users run it), one torch thread."""
     import os
-    import socket
     import subprocess
     import sys
     from pathlib import Path
 
-    import httpx
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = _free_port()
     exe = Path(sys.executable).with_name("openmind")
     cmd = [str(exe), "deploy", "--model", model, "--port", str(port), "--device", "cpu", "--served-model-name", "tiny"]
     cmd += ["--max-batch-size", str(max_batch_size), "--batch-wait-ms", str(BATCH_WAIT_MS), "--max-queue", "1024"]
     # one intra-op thread: on a small shared CPU torch's default pool spins against other processes
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 300
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"openmind deploy exited with {proc.returncode}")
-        try:
-            if httpx.get(url + "/health", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError("openmind deploy did not start")
-        time.sleep(0.3)
+    return _wait(proc, f"http://127.0.0.1:{port}", "/health", started)
+
+
+def _llamafactory(python: str, model: str):
+    import os
+    import subprocess
+    from pathlib import Path
+
+    port = _free_port()
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    started = time.perf_counter()
+    runner = Path(__file__).with_name("serve_runners.py")
+    proc = subprocess.Popen(
+        [python, str(runner), model, str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
+    return _wait(proc, f"http://127.0.0.1:{port}", "/v1/models", started)
+
+
+def _load_seconds(model: str) -> float:
+    """What loading the model itself takes (tokenizer + weights), the floor of server ready time."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import time,torch; s=time.perf_counter(); from transformers import AutoModelForCausalLM, AutoTokenizer;"
+        f"AutoTokenizer.from_pretrained({model!r}); AutoModelForCausalLM.from_pretrained({model!r});"
+        "print(time.perf_counter()-s)"
+    )
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
 
 
 def run() -> list[dict]:
+    import httpx
+    from bench_data import lf_python
+
     from openmind.pt.testing import tiny_llama
 
     folder = str(tiny_llama(tempfile.mkdtemp(prefix="bench-serve-") + "/tiny"))
     rates: dict[tuple[str, int], float] = {}
     sizes: dict[tuple[str, int], float] = {}
-    for label, batch in (("batching", 32), ("no batching", 1)):
-        proc, url = _deploy(folder, batch)
+    ready: dict[str, float] = {}
+    lf_py = lf_python()
+    servers = [("batching", 32), ("no batching", 1)] + ([("LLaMA-Factory", 0)] if lf_py else [])
+    for label, batch in servers:
+        proc, url, ready[label] = _llamafactory(lf_py, folder) if batch == 0 else _deploy(folder, batch)
         try:
             asyncio.run(_load(url, 2, 4))  # warm-up
             for concurrency in (1, 8, 32):
-                import httpx
-
-                before = httpx.get(url + "/health").json()
+                before = httpx.get(url + "/health").json() if batch else None
                 rates[(label, concurrency)] = asyncio.run(_load(url, concurrency, max(24, concurrency * 8)))
-                after = httpx.get(url + "/health").json()
-                sizes[(label, concurrency)] = (after["requests"] - before["requests"]) / max(
-                    1, after["batches"] - before["batches"]
-                )
+                if batch:
+                    after = httpx.get(url + "/health").json()
+                    sizes[(label, concurrency)] = (after["requests"] - before["requests"]) / max(
+                        1, after["batches"] - before["batches"]
+                    )
         finally:
             proc.terminate()
             proc.wait(timeout=30)
@@ -110,4 +162,28 @@ def run() -> list[dict]:
                 "ok": ratio >= TARGET if concurrency == 8 else None,
             }
         )
+        if lf_py:
+            lf = rates[("LLaMA-Factory", concurrency)]
+            ratio = on / lf
+            rows.append(
+                {
+                    "benchmark": "serve",
+                    "metric": f"chat req/s at concurrency {concurrency} ({MAX_TOKENS} tokens): openmind deploy "
+                    f"{on:.1f} vs LLaMA-Factory 0.9.5 api {lf:.1f} (HF engine, default MAX_CONCURRENT=1)",
+                    "value": f"{ratio:.2f}x",
+                    "target": f">= {LF_TARGETS[concurrency]:g}x",
+                    "ok": ratio >= LF_TARGETS[concurrency],
+                }
+            )
+    load = _load_seconds(folder)
+    text = ", ".join(f"{k} {v:.1f} s" for k, v in ready.items())
+    rows.append(
+        {
+            "benchmark": "serve",
+            "metric": f"server ready time (start to healthy): {text}; model load alone {load:.1f} s",
+            "value": f"{ready['batching']:.1f} s",
+            "target": "reported",
+            "ok": None,
+        }
+    )
     return rows

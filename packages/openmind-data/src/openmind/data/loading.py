@@ -22,6 +22,7 @@ from openmind.data import catalog, readers
 from openmind.data.converters import Converter, Mapping, detect
 from openmind.data.errors import D_BAD_LINE, D_BAD_ROW, D_COLUMN, D_EMPTY, D_FORMAT, D_STAGE
 from openmind.data.formats import MEDIA, STAGE_FORMAT, Problem, check_row, features
+from openmind.data.workers import can_fork, map_batches
 
 STAGES = tuple(STAGE_FORMAT)
 
@@ -277,26 +278,35 @@ def load_entry(
         converter = Converter(mapping, target)
         _check_columns(converter, source)
         bad_rows = {b.row: b.reason for b in source.bad}
-        with no_datasets_cache():
-            converted = raw.map(
-                _convert_batch,
-                batched=True,
-                with_indices=True,
-                remove_columns=raw.column_names,
-                features=None
-                if encoder is not None
-                else datasets.Features({**features(target), "_problems": datasets.Value("string")}),
-                fn_kwargs={
-                    "converter": converter,
-                    "target": target,
-                    "file_index": file_offset + i,
-                    "bad_rows": bad_rows,
-                    "encoder": encoder,
-                },
-                new_fingerprint=uuid.uuid4().hex,
-                num_proc=workers if workers > 1 and len(raw) >= 2 * workers else None,
-                desc=f"Checking {Path(source.path).name}",
-            )
+        fn_kwargs = {
+            "converter": converter,
+            "target": target,
+            "file_index": file_offset + i,
+            "bad_rows": bad_rows,
+            "encoder": encoder,
+        }
+        out_features = (
+            None
+            if encoder is not None
+            else datasets.Features({**features(target), "_problems": datasets.Value("string")})
+        )
+        parallel = workers > 1 and len(raw) >= 2 * workers
+        if parallel and can_fork():
+            # forked workers over fixed chunks: no tokenizer pickled, no table copied, same output for any N
+            converted = map_batches(raw, _convert_batch, fn_kwargs=fn_kwargs, workers=workers, features=out_features)
+        else:
+            with no_datasets_cache():
+                converted = raw.map(
+                    _convert_batch,
+                    batched=True,
+                    with_indices=True,
+                    remove_columns=raw.column_names,
+                    features=out_features,
+                    fn_kwargs=fn_kwargs,
+                    new_fingerprint=uuid.uuid4().hex,
+                    num_proc=workers if parallel else None,
+                    desc=f"Checking {Path(source.path).name}",
+                )
         report.read += len(converted)
         parts.append((source, converted))
     return _collect(parts, report, sources, data_args)

@@ -1,8 +1,10 @@
 """Decoder-only generation on transformers: chat, text-generation, summarization, translation.
 
 Batches are left-padded so that greedy results do not depend on batching. Stop strings, streaming
-and cancellation run inside ``model.generate`` through one stopping criterion that decodes each
+and cancellation run inside the decode loop through one stopping criterion that decodes each
 row as it grows (:class:`RowWatcher`); nothing is decoded per step when none of them is asked for.
+The decode loop is the static-cache fast path (:mod:`openmind.pt.pipelines.fastpath`) when it
+covers the model and the options, ``model.generate`` otherwise (the reason is logged once).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from openmind.nlp.pipelines.base import Generation, GenerationParams, Prompt, To
 from openmind.nlp.pipelines.causal import DECODE, CausalLMPipeline, finish_reason, merge_eos
 from openmind.nlp.pipelines.stopping import StopText, truncate_at_stop
 from openmind.pt.device import import_torch
+from openmind.pt.pipelines.fastpath import StaticDecoder, log_fallback
 from openmind.pt.pipelines.loading import check_head, dtype_name, load_adapter, load_model, load_tokenizer
 
 
@@ -99,6 +102,7 @@ class TorchCausalLM(CausalLMPipeline):
         config = getattr(model, "config", None)
         self.max_length = getattr(config, "max_position_embeddings", None)
         gen = model.generation_config
+        self._decoder: StaticDecoder | None = None
         self.init_ids(
             merge_eos(gen.eos_token_id, tokenizer.eos_token_id),
             gen.pad_token_id if gen.pad_token_id is not None else tokenizer.pad_token_id,
@@ -112,6 +116,13 @@ class TorchCausalLM(CausalLMPipeline):
         tokenizer = load_tokenizer(model_dir, options, padding_side="left")
         model, device, dtype = load_model(model_dir, AutoModelForCausalLM, options)
         return cls(model, tokenizer, task=options.task, model_dir=model_dir, device=device, dtype=dtype)
+
+    @property
+    def decoder(self) -> StaticDecoder:
+        """The static-cache decode loop of this model (rebuilt when the model object changes)."""
+        if self._decoder is None or self._decoder.model is not self.model:
+            self._decoder = StaticDecoder(self.model)
+        return self._decoder
 
     # ---- helpers ---------------------------------------------------------------------------
     def _pad_left(self, rows: list[list[int]]) -> tuple[Any, Any]:
@@ -172,7 +183,14 @@ class TorchCausalLM(CausalLMPipeline):
             kwargs["stopping_criteria"] = StoppingCriteriaList([features.watcher])
         if params.seed is not None:
             torch.manual_seed(params.seed)
+        decoder = self.decoder
+        cfg = decoder.config_for({k: v for k, v in kwargs.items() if k != "stopping_criteria"})
+        reason = decoder.reason(cfg, logprobs=params.wants_logprobs)
         with torch.inference_mode():
+            if reason is None:
+                out = decoder.generate(features.input_ids, features.attention_mask, cfg, features.watcher)
+                return out, None
+            log_fallback(reason)
             out = self.model.generate(input_ids=features.input_ids, attention_mask=features.attention_mask, **kwargs)
         if params.wants_logprobs:
             return out.sequences, out.logits

@@ -1,0 +1,278 @@
+"""The decode fast path of :class:`~openmind.pt.pipelines.generation.TorchCausalLM`.
+
+``model.generate`` spends most of a small model's decode step in Python: preparing inputs,
+rebuilding the attention mask from the 2-D padding mask, growing a dynamic cache, running the
+generic stopping machinery. :class:`StaticDecoder` runs the same model forward with
+
+* transformers' own :class:`~transformers.StaticCache`, allocated once per (batch, length bucket)
+  and reset between calls instead of reallocated;
+* prompt-length bucketing: prompts are left-padded to a multiple of :data:`PROMPT_BUCKET` and the
+  cache length to a multiple of :data:`CACHE_BUCKET`, so shapes repeat from call to call (what a
+  compiled step needs to stay compiled);
+* a 4-D attention mask kept in place (one column switched on per step) instead of being rebuilt
+  from the 2-D mask by the model at every token;
+* optionally a compiled step (``OPENMIND_FAST_DECODE=compile``: ``torch.compile`` of the
+  decode forward). Off by default: on the 2-core CPU build machines it took minutes to compile
+  and saved little per token (see bench/results.md); on a GPU it is worth trying.
+
+Token choice is generate's: the same logits (float32), transformers' own logits processors
+(repetition penalty, temperature, top-k, top-p, min-p) in generate's order, ``argmax`` or
+``torch.multinomial`` on the softmax — so greedy tokens are identical to ``model.generate`` and a
+seeded sampling run draws the same tokens. Everything the loop does not reproduce (beam search,
+logprobs, PEFT adapters, sliding-window/hybrid caches, other attention kernels, generation
+options such as ``no_repeat_ngram_size``) falls back to ``model.generate``; the reason is logged
+once per reason (logger ``openmind.pt.fastpath``). ``OPENMIND_FAST_DECODE=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+from openmind.pt.device import import_torch
+
+log = logging.getLogger("openmind.pt.fastpath")
+
+#: prompts are left-padded to a multiple of this many tokens
+PROMPT_BUCKET = 16
+#: static caches are sized to a multiple of this many tokens (and reused while they fit)
+CACHE_BUCKET = 128
+#: environment switch: ``0`` = always ``model.generate``, ``compile`` = also ``torch.compile`` the step
+ENV = "OPENMIND_FAST_DECODE"
+
+#: generation options whose processors/criteria the loop does not reproduce, with the values at
+#: which ``generate`` adds none: any other value sends the call to ``model.generate``
+UNCOVERED_OPTIONS: dict[str, tuple[Any, ...]] = {
+    "min_length": (None, 0),
+    "min_new_tokens": (None, 0),
+    "no_repeat_ngram_size": (None, 0),
+    "encoder_no_repeat_ngram_size": (None, 0),
+    "bad_words_ids": (None,),
+    "sequence_bias": (None,),
+    "forced_bos_token_id": (None,),
+    "forced_eos_token_id": (None,),
+    "suppress_tokens": (None,),
+    "begin_suppress_tokens": (None,),
+    "typical_p": (None, 1.0),
+    "epsilon_cutoff": (None, 0.0),
+    "eta_cutoff": (None, 0.0),
+    "top_h": (None,),
+    "encoder_repetition_penalty": (None, 1.0),
+    "exponential_decay_length_penalty": (None,),
+    "remove_invalid_values": (None, False),
+    "renormalize_logits": (None, False),
+    "guidance_scale": (None, 1.0),
+    "watermarking_config": (None,),
+    "penalty_alpha": (None,),
+    "dola_layers": (None,),
+    "prompt_lookup_num_tokens": (None,),
+    "max_time": (None,),
+    "stop_strings": (None,),
+    "num_return_sequences": (None, 1),
+}
+#: attention implementations whose mask format the loop builds (bool for sdpa, additive for eager)
+MASKS = ("sdpa", "eager")
+
+_logged: set[str] = set()
+
+
+def log_fallback(reason: str) -> None:
+    """Log once per process and reason why a call went to ``model.generate``."""
+    if reason not in _logged:
+        _logged.add(reason)
+        log.info("decode fast path not used (%s): falling back to model.generate", reason)
+
+
+def _round_up(n: int, step: int) -> int:
+    return -(-n // step) * step
+
+
+class StaticDecoder:
+    """Greedy and sampled decoding on a static KV cache for one causal LM (see the module doc)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.mode = os.environ.get(ENV, "1").strip().lower()
+        self._cache: Any = None
+        self._cache_key: tuple | None = None
+        self._step: Callable[..., Any] | None = None
+        self.model_reason = self._model_reason()
+
+    # ---- what it covers ------------------------------------------------------------------
+    def _model_reason(self) -> str | None:
+        model = self.model
+        if self.mode in ("0", "off", "false", "no"):
+            return f"disabled by {ENV}={self.mode}"
+        if hasattr(model, "peft_config"):
+            return "PEFT adapters are loaded"
+        config = getattr(model, "config", None)
+        if config is None or getattr(config, "is_encoder_decoder", False):
+            return "not a decoder-only transformers model"
+        text = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
+        types = set(getattr(text, "layer_types", None) or ["full_attention"])
+        if types != {"full_attention"}:
+            return f"layer types {sorted(types)} (only full attention is covered)"
+        if getattr(text, "sliding_window", None) and getattr(text, "use_sliding_window", True):
+            return "sliding-window attention"
+        attn = getattr(config, "_attn_implementation", None)
+        if attn not in MASKS:
+            return f"attention implementation {attn!r}"
+        return None
+
+    def config_for(self, kwargs: dict[str, Any]) -> Any:
+        """The generation config ``model.generate(**kwargs)`` would use (transformers' own merge of
+        the call's options, the model's ``generation_config`` and the library defaults)."""
+        prepare = getattr(self.model, "_prepare_generation_config", None)
+        if prepare is not None:
+            try:
+                return prepare(None, **kwargs)[0]
+            except TypeError:  # another transformers signature: merge the documented way below
+                pass
+        cfg = copy.deepcopy(self.model.generation_config)
+        cfg.update(**kwargs)
+        return cfg
+
+    def reason(self, cfg: Any, *, logprobs: bool) -> str | None:
+        """Why this call cannot take the fast path (``None``: it can)."""
+        if self.model_reason:
+            return self.model_reason
+        if (cfg.num_beams or 1) > 1:
+            return "beam search"
+        if logprobs:
+            return "logprobs requested"
+        if not cfg.max_new_tokens:
+            return "no max_new_tokens"
+        for name, neutral in UNCOVERED_OPTIONS.items():
+            value = getattr(cfg, name, None)
+            if not any(value is n or value == n for n in neutral):
+                return f"generation option {name}={value!r}"
+        return None
+
+    # ---- pieces ----------------------------------------------------------------------------
+    def processors(self, cfg: Any, attention_mask: Any) -> Any:
+        """transformers' own processors, in ``generate``'s order, for what :meth:`reason` allows."""
+        from transformers import (
+            LogitsProcessorList,
+            MinPLogitsWarper,
+            RepetitionPenaltyLogitsProcessor,
+            TemperatureLogitsWarper,
+            TopKLogitsWarper,
+            TopPLogitsWarper,
+        )
+
+        out = LogitsProcessorList()
+        if cfg.repetition_penalty is not None and cfg.repetition_penalty != 1.0:
+            padding = (attention_mask != 0).int().argmax(dim=1)
+            out.append(RepetitionPenaltyLogitsProcessor(cfg.repetition_penalty, prompt_ignore_length=padding))
+        if cfg.do_sample:
+            if cfg.temperature is not None and cfg.temperature != 1.0:
+                out.append(TemperatureLogitsWarper(cfg.temperature))
+            if cfg.top_k is not None and cfg.top_k != 0:
+                out.append(TopKLogitsWarper(top_k=cfg.top_k, min_tokens_to_keep=1))
+            if cfg.top_p is not None and cfg.top_p < 1.0:
+                out.append(TopPLogitsWarper(top_p=cfg.top_p, min_tokens_to_keep=1))
+            if cfg.min_p is not None:
+                out.append(MinPLogitsWarper(min_p=cfg.min_p, min_tokens_to_keep=1))
+        return out
+
+    def cache(self, batch: int, length: int) -> Any:
+        """A reset :class:`~transformers.StaticCache` for ``batch`` rows of ``length`` tokens."""
+        from transformers import StaticCache
+
+        key = (batch, length)
+        if self._cache is not None and self._cache_key == key:
+            self._cache.reset()
+            return self._cache
+        self._cache = None  # free the previous one before allocating
+        self._cache = StaticCache(config=self.model.config, max_cache_len=length)
+        self._cache_key = key
+        return self._cache
+
+    def step_fn(self) -> Callable[..., Any]:
+        if self._step is None:
+            self._step = self.model.forward
+            if self.mode == "compile":
+                torch = import_torch()
+                self._step = torch.compile(self.model.forward, dynamic=False)
+        return self._step
+
+    def step_mask(self, valid: Any) -> Any:
+        """The 4-D mask of one decode step (a view of ``valid``, a bool ``[batch, cache]`` tensor) in
+        the format the attention implementation expects."""
+        torch = import_torch()
+        mask = valid[:, None, None, :]
+        if self.model.config._attn_implementation == "eager":
+            dtype = self.model.dtype
+            return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(~mask, torch.finfo(dtype).min)
+        return mask
+
+    # ---- the loop ----------------------------------------------------------------------------
+    def generate(
+        self,
+        input_ids: Any,
+        attention_mask: Any,
+        cfg: Any,
+        stopping: Callable[[Any, Any], Any] | None = None,
+    ) -> Any:
+        """``model.generate(input_ids, attention_mask=..., **cfg)`` on the fast path: prompt + new tokens.
+
+        ``stopping`` is a transformers ``StoppingCriteria`` (called with the sequences so far,
+        returns a per-row done mask), as ``generate(stopping_criteria=...)`` takes it.
+        """
+        torch = import_torch()
+        device = input_ids.device
+        batch, length = input_ids.shape
+        eos = cfg.eos_token_id
+        eos = [eos] if isinstance(eos, int) else list(eos or [])
+        pad = cfg.pad_token_id if cfg.pad_token_id is not None else (eos[0] if eos else 0)
+        eos_t = torch.tensor(eos, device=device, dtype=torch.long) if eos else None
+        max_new = int(cfg.max_new_tokens)
+
+        extra = _round_up(length, PROMPT_BUCKET) - length
+        ids, mask = input_ids, attention_mask.long()
+        if extra:
+            ids = torch.cat([torch.full((batch, extra), pad, dtype=ids.dtype, device=device), ids], dim=1)
+            mask = torch.cat([torch.zeros((batch, extra), dtype=mask.dtype, device=device), mask], dim=1)
+        width = ids.shape[1]
+        cache = self.cache(batch, _round_up(width + max_new, CACHE_BUCKET))
+        valid = torch.zeros((batch, cache.layers[0].max_cache_len), dtype=torch.bool, device=device)
+        valid[:, :width] = mask.bool()
+        positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+        processors = self.processors(cfg, attention_mask)
+
+        out = self.model(
+            input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True, logits_to_keep=1
+        )
+        position = positions[:, -1:]
+        sequences = input_ids
+        unfinished = torch.ones(batch, dtype=torch.bool, device=device)
+        step = self.step_fn()
+        for t in range(max_new):
+            logits = out.logits[:, -1].to(copy=True, dtype=torch.float32, device=device)
+            scores = processors(sequences, logits)
+            if cfg.do_sample:
+                chosen = torch.multinomial(torch.softmax(scores, dim=-1), num_samples=1).squeeze(1)
+            else:
+                chosen = torch.argmax(scores, dim=-1)
+            if eos_t is not None:
+                chosen = torch.where(unfinished, chosen, torch.full_like(chosen, pad))
+            sequences = torch.cat([sequences, chosen[:, None]], dim=-1)
+            if eos_t is not None:
+                unfinished &= ~torch.isin(chosen, eos_t)
+            if stopping is not None:
+                unfinished &= ~stopping(sequences, None)
+            if t == max_new - 1 or not bool(unfinished.any()):
+                break
+            valid[:, width + t] = True
+            position = position + 1
+            out = step(
+                input_ids=chosen[:, None],
+                attention_mask=self.step_mask(valid),
+                position_ids=position,
+                cache=cache,
+                use_cache=True,
+            )
+        return sequences

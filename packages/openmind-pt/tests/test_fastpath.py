@@ -1,0 +1,206 @@
+"""The static-cache decode fast path gives exactly ``model.generate``'s tokens (three architectures,
+greedy and seeded sampling), falls back to ``generate`` for what it does not cover, and the
+pipeline uses it."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import torch
+
+from openmind.pt.pipelines.fastpath import StaticDecoder
+
+PROMPTS = [
+    "Hello there, how are you today?",
+    "Write one line about the sea.",
+    "Q: what is two plus two, and why does it matter so much to people who count things? A:",
+]
+
+
+def _save(folder, arch: str):
+    """A tiny random model of ``arch`` with a real tokenizer (Llama-2's, or Mistral's SentencePiece v1)."""
+    import transformers
+
+    from openmind.nlp.testing import assets
+
+    common = dict(
+        vocab_size=32000,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        bos_token_id=1,
+        eos_token_id=2,
+        tie_word_embeddings=False,
+    )
+    if arch == "llama":
+        assets.save_llama2_tokenizer(folder)
+        config = transformers.LlamaConfig(**common)
+        cls = transformers.LlamaForCausalLM
+    elif arch == "qwen2":
+        assets.save_llama2_tokenizer(folder)
+        # transformers loads this folder's tokenizer as a Qwen2Tokenizer, which adds <|endoftext|> (id 32000)
+        config = transformers.Qwen2Config(**{**common, "vocab_size": 32064})
+        cls = transformers.Qwen2ForCausalLM
+    elif arch == "mistral":
+        assets.save_mistral_tokenizer(folder)
+        config = transformers.MistralConfig(**common, sliding_window=None)
+        cls = transformers.MistralForCausalLM
+    else:
+        raise ValueError(arch)
+    torch.manual_seed(7)
+    model = cls(config)
+    model.generation_config.pad_token_id = 2
+    model.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module", params=["llama", "qwen2", "mistral"])
+def loaded(request, tmp_path_factory):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = _save(tmp_path_factory.mktemp(f"tiny-{request.param}"), request.param)
+    tokenizer = AutoTokenizer.from_pretrained(folder, padding_side="left")
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(folder).eval()
+    enc = tokenizer(PROMPTS, return_tensors="pt", padding=True)
+    return request.param, folder, model, enc
+
+
+def _both(model, enc, seed: int | None = None, **kwargs):
+    decoder = StaticDecoder(model)
+    cfg = decoder.config_for(kwargs)
+    assert decoder.reason(cfg, logprobs=False) is None
+    with torch.inference_mode():
+        if seed is not None:
+            torch.manual_seed(seed)
+        reference = model.generate(**enc, **kwargs)
+        if seed is not None:
+            torch.manual_seed(seed)
+        fast = decoder.generate(enc["input_ids"], enc["attention_mask"], cfg)
+        if seed is not None:
+            torch.manual_seed(seed)
+        again = decoder.generate(enc["input_ids"], enc["attention_mask"], cfg)  # the cache is reused
+    return reference, fast, again
+
+
+def test_greedy_tokens_equal_generate(loaded):
+    _, _, model, enc = loaded
+    reference, fast, again = _both(model, enc, max_new_tokens=40, do_sample=False, pad_token_id=2)
+    assert fast.tolist() == reference.tolist()
+    assert again.tolist() == reference.tolist()
+    # a batch of one (no padding) and each row alone
+    for row in range(len(PROMPTS)):
+        ids = enc["input_ids"][row : row + 1, enc["attention_mask"][row].argmax() :]
+        one = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+        reference, fast, _ = _both(model, one, max_new_tokens=12, do_sample=False, pad_token_id=2)
+        assert fast.tolist() == reference.tolist()
+
+
+def test_eos_stops_rows_like_generate(loaded):
+    _, _, model, enc = loaded
+    free, _, _ = _both(model, enc, max_new_tokens=16, do_sample=False, pad_token_id=2)
+    width = enc["input_ids"].shape[1]
+    # make the 5th token of row 0 and the 9th of row 1 end their rows: the others keep going
+    eos = [int(free[0, width + 4]), int(free[1, width + 8])]
+    reference, fast, _ = _both(model, enc, max_new_tokens=16, do_sample=False, eos_token_id=eos, pad_token_id=0)
+    assert fast.tolist() == reference.tolist()
+    assert (reference[0, width + 5 :] == 0).all()
+
+
+def test_seeded_sampling_draws_the_same_tokens(loaded):
+    _, _, model, enc = loaded
+    kwargs = dict(max_new_tokens=24, do_sample=True, temperature=0.7, top_k=40, top_p=0.9, pad_token_id=2)
+    reference, fast, again = _both(model, enc, seed=11, **kwargs)
+    assert fast.tolist() == reference.tolist() == again.tolist()
+    other, _, _ = _both(model, enc, seed=12, **kwargs)
+    assert other.tolist() != reference.tolist()  # the seed matters: the test can fail
+
+
+def test_repetition_penalty_and_min_p(loaded):
+    _, _, model, enc = loaded
+    reference, fast, _ = _both(model, enc, max_new_tokens=20, do_sample=False, repetition_penalty=1.3, pad_token_id=2)
+    assert fast.tolist() == reference.tolist()
+    kwargs = dict(max_new_tokens=20, do_sample=True, min_p=0.05, pad_token_id=2)
+    reference, fast, _ = _both(model, enc, seed=3, **kwargs)
+    assert fast.tolist() == reference.tolist()
+
+
+def test_uncovered_options_fall_back_with_a_reason(loaded):
+    _, _, model, _ = loaded
+    decoder = StaticDecoder(model)
+    assert decoder.reason(decoder.config_for({"num_beams": 2, "max_new_tokens": 4}), logprobs=False) == "beam search"
+    assert decoder.reason(decoder.config_for({"max_new_tokens": 4}), logprobs=True) == "logprobs requested"
+    reason = decoder.reason(decoder.config_for({"max_new_tokens": 4, "no_repeat_ngram_size": 2}), logprobs=False)
+    assert reason == "generation option no_repeat_ngram_size=2"
+
+
+def test_models_it_does_not_cover(tmp_path, monkeypatch):
+    import transformers
+
+    config = transformers.MistralConfig(
+        vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2
+    )
+    config.sliding_window = 16
+    assert "sliding" in StaticDecoder(transformers.MistralForCausalLM(config)).model_reason
+    llama = transformers.LlamaForCausalLM(
+        transformers.LlamaConfig(
+            vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2
+        )
+    )
+    assert StaticDecoder(llama).model_reason is None
+    monkeypatch.setenv("OPENMIND_FAST_DECODE", "0")
+    assert StaticDecoder(llama).model_reason == "disabled by OPENMIND_FAST_DECODE=0"
+
+
+def test_pipeline_uses_the_fast_path_and_logs_fallbacks_once(loaded, monkeypatch, caplog):
+    from openmind import pipeline
+    from openmind.pt.pipelines import fastpath
+
+    arch, folder, model, _ = loaded
+    chat = pipeline("text-generation", model=str(folder), max_new_tokens=12, temperature=0)
+    backend = chat.backend
+    calls = []
+    original = StaticDecoder.generate
+
+    def spy(self, *args, **kwargs):
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(StaticDecoder, "generate", spy)
+    outs = chat(PROMPTS, batch_size=3)
+    assert len(calls) == 1
+    # the same texts through model.generate
+    monkeypatch.setattr(fastpath, "_logged", set())
+    with caplog.at_level(logging.INFO, logger="openmind.pt.fastpath"):
+        monkeypatch.setattr(backend, "_decoder", None)
+        monkeypatch.setenv("OPENMIND_FAST_DECODE", "0")
+        slow = chat(PROMPTS, batch_size=3)
+        chat(PROMPTS[:1])
+    assert len(calls) == 1
+    assert [o for o in outs] == [o for o in slow]
+    fallbacks = [r for r in caplog.records if "fast path not used" in r.getMessage()]
+    assert len(fallbacks) == 1 and "OPENMIND_FAST_DECODE=0" in fallbacks[0].getMessage()
+
+
+def test_pipeline_stop_strings_and_streaming_on_the_fast_path(llama2_dir, monkeypatch):
+    from openmind import pipeline
+
+    def run():
+        chat = pipeline("text-generation", model=str(llama2_dir), max_new_tokens=20, temperature=0)
+        free = chat.backend.generate([chat.backend.encode(PROMPTS[0])], chat.defaults)[0].text
+        stop = free[len(free) // 2 : len(free) // 2 + 3]
+        pieces: list[str] = []
+        params = type(chat.defaults)(max_new_tokens=20, temperature=0, stop=(stop,))
+        got = chat.backend.generate([chat.backend.encode(PROMPTS[0])], params, on_text=lambda i, t: pieces.append(t))[0]
+        return free, got.text, got.finish_reason, "".join(pieces)
+
+    fast = run()
+    monkeypatch.setenv("OPENMIND_FAST_DECODE", "0")
+    assert run() == fast
+    free, text, reason, streamed = fast
+    assert reason == "stop" and len(text) < len(free) and streamed == text
