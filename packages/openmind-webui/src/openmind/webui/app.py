@@ -160,7 +160,7 @@ class Page:
                     ),
                     "chat_status",
                 )
-                with self.L(gr.Accordion(t("chat_params", lang), open=False), "chat_params"):
+                with self.L(gr.Accordion(t("chat_params", lang), open=True), "chat_params"):
                     gen_inputs = [F.component(f, gr, elem_prefix="om-chat") for f in gen_fields]
             with gr.Column(scale=2):
                 chatbot = self.L(gr.Chatbot(label=t("chat_box", lang), elem_id="om-chat-box", height=420), "chat_box")
