@@ -291,15 +291,20 @@ class Page:
             "data_rendered",
         )
 
-        def run_json(args: list[str]) -> dict:
+        def run_json(args: list[str]) -> Any:
+            """The JSON document ``openmind ARGS`` prints (after any log lines), or its error."""
             proc = subprocess.run(
                 [J.openmind_exe(), *args], capture_output=True, text=True, cwd=str(self.root), timeout=600, check=False
             )
-            out = proc.stdout.strip()
-            start = out.find("{")
-            if start < 0:
-                raise RuntimeError((proc.stderr or proc.stdout).strip()[-2000:] or f"exit code {proc.returncode}")
-            return json.loads(out[start:])
+            out = proc.stdout
+            starts = [0] + [i + 1 for i, c in enumerate(out) if c == "\n"]
+            for start in starts:
+                if out[start : start + 1] in ("{", "["):
+                    try:
+                        return json.loads(out[start:])
+                    except ValueError:
+                        continue
+            raise RuntimeError((proc.stderr or proc.stdout).strip()[-2000:] or f"exit code {proc.returncode}")
 
         def do_validate(lang: str, name: str, folder: str, stage: str):
             if not name:
@@ -311,27 +316,35 @@ class Page:
                 data = run_json(args)
             except Exception as exc:  # noqa: BLE001 - shown on the page
                 return _error_text(exc, lang), [], ""
-            if "code" in data and "rows" not in data:
-                return f"**{data.get('code')}**: {data.get('message')}", [], ""
-            rows = data.get("rows", data.get("read", 0))
-            kept = data.get("kept", data.get("valid", 0))
-            rejected = data.get("rejected", 0)
-            table = [[p.get("location", ""), p.get("reason", "")] for p in data.get("problems", [])]
-            return t("data_ok", lang, rows=rows, kept=kept, rejected=rejected), table, ""
+            table = [
+                [
+                    f"{p.get('source', '')}:{p.get('line', '')}" + (f" field {p['field']}" if p.get("field") else ""),
+                    p.get("reason", ""),
+                ]
+                for p in data.get("problems", [])
+            ]
+            text = t(
+                "data_ok", lang, rows=data.get("read", 0), kept=data.get("kept", 0), rejected=data.get("rejected", 0)
+            )
+            return text, table, ""
 
         def do_preview(lang: str, name: str, folder: str, stage: str, model_dir: str):
             if not name or not model_dir:
                 return t("data_model", lang), [], ""
             args = ["data", "preview", "--dataset", name, "--model", model_dir, "--stage", stage, "--json", "-n", "3"]
+            args += ["--on-error", "skip"]
             if folder:
                 args += ["--dataset-dir", folder]
             try:
                 data = run_json(args)
             except Exception as exc:  # noqa: BLE001 - shown on the page
                 return _error_text(exc, lang), [], ""
-            samples = data.get("samples", [])
-            text = "\n\n-----\n\n".join(str(s.get("marked") or s.get("text") or s) for s in samples)
-            return t("data_report", lang), [], text
+            samples = data if isinstance(data, list) else data.get("samples", [])
+            text = "\n\n-----\n\n".join(
+                f"{s.get('source', '')} · tokens {s.get('tokens', '?')} · trained {s.get('trained', '?')}\n{s.get('text', '')}"
+                for s in samples
+            )
+            return t("data_previewed", lang, n=len(samples)), [], text
 
         validate.click(
             do_validate, inputs=[language, dataset, dataset_dir, stage], outputs=[report, problems, rendered]

@@ -53,7 +53,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "data_preview": ("Preview", "预览"),
     "data_report": ("Validation report", "校验报告"),
     "data_problems": ("Problems (where, why)", "问题（位置、原因）"),
-    "data_rendered": ("Rendered samples (trained spans between [[ ]])", "渲染后的样本（训练部分以 [[ ]] 标出）"),
+    "data_rendered": ("Rendered samples (trained spans between « »)", "渲染后的样本（训练部分以 « » 标出）"),
+    "data_previewed": ("{n} samples rendered with the model's template.", "已用模型模板渲染 {n} 个样本。"),
     "data_registered": ("Registered datasets", "已注册的数据集"),
     "data_ok": (
         "{rows} rows read, {kept} valid, {rejected} rejected.",

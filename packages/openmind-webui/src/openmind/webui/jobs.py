@@ -167,4 +167,6 @@ def tail(path: str | os.PathLike, lines: int = 40, max_bytes: int = 64 * 1024) -
     for line in _ANSI.sub("", data).split("\n"):
         parts = [p for p in line.split("\r") if p.strip()]
         out.append(parts[-1] if parts else "")
-    return "\n".join(out[-lines:]).strip("\n")
+    while out and not out[-1].strip():
+        out.pop()
+    return "\n".join(out[-lines:])
