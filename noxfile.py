@@ -7,6 +7,7 @@ Sessions
   tests(framework='ms')     the MindSpore backend (openmind-ms), in its own venv and pins
   integration               cross-package tests in tests/ (test plugin, CLI, docs staleness, import time)
   wheels                    build each wheel, check the namespace, install variants in fresh venvs
+  webui                     openmind-webui: its tests, the page driven by headless Chromium (Debian's)
   bench                     benchmarks -> bench/results.md (not in the default set)
 
 Test environments are installed with `constraints/test.txt`, which pins the CPU build of torch
@@ -49,6 +50,7 @@ nox.options.sessions = [
     "tests(framework='ms')",
     "integration",
     "wheels",
+    "webui",
 ]
 
 # package -> (openmind packages it needs, extra third-party test requirements)
@@ -111,6 +113,11 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
             "peft",
             "matplotlib",
         ],
+    ),
+    # the web UI drives chat, `openmind train` and `openmind deploy` on a tiny Llama from a browser
+    "webui": (
+        ["core", "nlp", "data", "pt", "webui"],
+        ["gradio", "playwright", "wordllama", "tensorboard", "matplotlib", "fastapi", "uvicorn", "httpx", "openai"],
     ),
 }
 
@@ -215,6 +222,25 @@ def integration(session: nox.Session) -> None:
     # dependencies so the support matrix shows its pipelines with "mindspore: MISSING".
     session.install("--no-deps", "-e", pkg("ms"), "-e", TEST_PLUGIN)
     run_pytest(session, str(ROOT / "tests"))
+
+
+@nox.session
+def webui(session: nox.Session) -> None:
+    """openmind-webui's tests; the browser ones drive Debian's chromium through Playwright (its own
+    browser downloads are not reachable here). CI runs as root: chromium is installed if missing."""
+    chromium = os.environ.get("OPENMIND_CHROMIUM", "/usr/bin/chromium")
+    if not Path(chromium).exists():
+        if shutil.which("apt-get") is None or os.geteuid() != 0:
+            session.error(f"{chromium} is missing: install Debian's chromium (apt-get install chromium)")
+        session.run("apt-get", "update", "-q", external=True, silent=True)
+        # a CJK font, so that the Chinese screenshots show glyphs rather than boxes
+        session.run(
+            "apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium", "fonts-wqy-zenhei",
+            external=True, silent=True,
+        )  # fmt: skip
+    names, extra = PACKAGES["webui"]
+    install(session, names, extra)
+    run_pytest(session, f"{pkg('webui')}/tests")
 
 
 @nox.session
