@@ -239,3 +239,73 @@ def test_switch_to_chinese_relabels_the_page(page, artifacts):
     page.screenshot(path=str(artifacts / "07-chinese.png"))
     page.get_by_label("English").check()
     page.get_by_role("tab", name="Train").wait_for(timeout=20_000)
+
+
+def test_data_tab_reports_bad_rows_where_they_are_and_previews_the_training_text(page, tmp_path, tiny_model, artifacts):
+    data = tmp_path / "mixed.jsonl"
+    good = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}
+    data.write_text(
+        json.dumps(good) + "\n" + json.dumps({"messages": [{"role": "user"}]}) + "\n" + json.dumps(good) + "\n"
+    )
+    open_tab(page, "Data")
+    dataset = box(page, "om-data-dataset")
+    dataset.fill(str(data))
+    dataset.press("Enter")
+    page.click("#om-data-validate")
+    report = page.locator("#om-data-report")
+    wait_for(lambda: "rows read" in report.inner_text(), 120, "the validation report")
+    assert "3 rows read, 2 valid, 1 rejected." in report.inner_text()
+    problems = page.locator("#om-data-problems").inner_text()
+    assert f"{data.name}:2 field messages[0].content" in problems or f"{data}:2 field messages[0].content" in problems
+    box(page, "om-data-model").fill(str(tiny_model))
+    page.click("#om-data-preview")
+    rendered = box(page, "om-data-rendered")
+    wait_for(lambda: "«" in rendered.input_value(), 120, "the rendered preview")
+    # the Llama-2 chat template with the trained span (the answer and </s>) marked
+    assert "[INST] hi [/INST]«yo </s>»" in rendered.input_value()
+    page.screenshot(path=str(artifacts / "08-data.png"), full_page=True)
+
+
+def test_evaluate_tab_shows_results_and_samples(page, webui, tmp_path, tiny_model, artifacts):
+    _, root = webui
+    task = tmp_path / "colours.jsonl"
+    rows = [
+        {"question": f"Which one is a colour? ({i})", "choices": ["blue", "table", "run"], "answer": "A"}
+        for i in range(4)
+    ]
+    task.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    open_tab(page, "Evaluate")
+    box(page, "om-eval-model").fill(str(tiny_model))
+    box(page, "om-eval-tasks").fill(str(task))
+    box(page, "om-eval-n-shot").fill("0")
+    page.click("#om-eval-start")
+    results = page.locator("#om-eval-results")
+    wait_for(lambda: "accuracy" in results.inner_text(), 300, "the results table", interval=1)
+    job = J.jobs(root, "eval")[0]
+    saved = json.loads((Path(job.folder) / "results" / "results.json").read_text())
+    ((name, value),) = saved["tasks"].items()
+    assert name in results.inner_text() and str(round(value["score"], 4)) in results.inner_text()
+    samples = page.locator("#om-eval-samples")
+    wait_for(lambda: "Which one is a colour? (3)" in samples.inner_text(), 30, "the per-sample view")
+    page.screenshot(path=str(artifacts / "09-evaluate.png"), full_page=True)
+
+
+def test_hub_tab_pulls_lists_verifies_and_removes(page, tiny_model, artifacts):
+    open_tab(page, "Hub")
+    box(page, "om-hub-id").fill(f"local::{tiny_model}")
+    page.click("#om-hub-pull")
+    progress = box(page, "om-hub-progress")
+    wait_for(lambda: "[done]" in progress.input_value(), 120, "the download to finish")
+    cache = page.locator("#om-hub-cache")
+    page.click("#om-hub-refresh")
+    wait_for(lambda: str(tiny_model) in cache.inner_text(), 30, "the cache list")
+    assert "MB" in cache.inner_text()
+    box(page, "om-hub-selected").fill(f"local:{tiny_model}")
+    page.click("#om-hub-verify")
+    result = box(page, "om-hub-result")
+    wait_for(lambda: '"ok"' in result.input_value(), 60, "the verification")
+    assert json.loads(result.input_value().splitlines()[0]).keys() == {"ok"}
+    page.screenshot(path=str(artifacts / "10-hub.png"), full_page=True)
+    page.click("#om-hub-remove")
+    wait_for(lambda: "freed" in result.input_value(), 60, "the removal")
+    wait_for(lambda: str(tiny_model) not in cache.inner_text(), 30, "the cache list without it")

@@ -11,6 +11,7 @@ from openmind.core import args as A
 from openmind.core.errors import OpenMindError
 from openmind.webui import forms as F
 from openmind.webui.app import Page
+from openmind.webui.help_zh import HELP_ZH
 from openmind.webui.i18n import LANGUAGES, STRINGS, t
 
 #: the groups the issue names for the Train form
@@ -96,6 +97,17 @@ def test_every_text_has_both_languages_and_every_label_is_translated(page):
     assert len(keys) > 60
     assert all(key in STRINGS for key in keys)
     updates = page.relabel("zh")
-    assert len(updates) == len(page.labels)
-    for (_, key, attr), update in zip(page.labels, updates, strict=True):
+    assert len(updates) == len(page.labels) + len(page.field_inputs) == len(page.translated())
+    for (_, key, attr), update in zip(page.labels, updates[: len(page.labels)], strict=True):
         assert update[attr] == t(key, "zh")
+    # the generated inputs keep their keys as labels; their help follows the language
+    field_updates = updates[len(page.labels) :]
+    for (comp, field), update in zip(page.field_inputs, field_updates, strict=True):
+        assert comp.label == field.name
+        assert update["info"] == HELP_ZH[field.name] != field.help
+    assert [u["info"] for u in page.relabel("en")[len(page.labels) :]] == [f.help for _, f in page.field_inputs]
+
+
+def test_chinese_help_is_keyed_by_real_fields():
+    every = {f.name for group in A.GROUPS for f in dataclasses.fields(A.GROUPS[group])}
+    assert set(HELP_ZH) <= every, set(HELP_ZH) - every

@@ -89,6 +89,8 @@ class Page:
         self.lang = lang
         #: (component, i18n key, attribute) of every translated text on the page
         self.labels: list[tuple[Any, str, str]] = []
+        #: every input generated from an argument field (its help text follows the language)
+        self.field_inputs: list[tuple[Any, F.Field]] = []
         #: the generated inputs of the Train form, by key
         self.train_inputs: dict[str, Any] = {}
         self._chat: dict[str, Any] = {"pipe": None, "desc": ""}
@@ -99,10 +101,22 @@ class Page:
         self.labels.append((component, key, attr))
         return component
 
+    def field(self, gr: Any, f: F.Field, prefix: str, value: Any = None) -> Any:
+        """The input of an argument field (see :mod:`openmind.webui.forms`)."""
+        comp = F.component(f, gr, value=value, elem_prefix=prefix, lang=self.lang)
+        self.field_inputs.append((comp, f))
+        return comp
+
+    def translated(self) -> list[Any]:
+        """The components :meth:`relabel` updates, in its order."""
+        return [c for c, _, _ in self.labels] + [c for c, _ in self.field_inputs]
+
     def relabel(self, lang: str) -> list[Any]:
         import gradio as gr
 
-        return [gr.update(**{attr: t(key, lang)}) for _, key, attr in self.labels]
+        return [gr.update(**{attr: t(key, lang)}) for _, key, attr in self.labels] + [
+            gr.update(info=F.help_text(f, lang)) for _, f in self.field_inputs
+        ]
 
     # ---- build -----------------------------------------------------------------------------
     def build(self) -> Any:
@@ -136,7 +150,7 @@ class Page:
                     self._hub_tab(gr, language, demo)
                 with self.L(gr.Tab(t("tab_support", lang), id="support"), "tab_support"):
                     self._support_tab(gr, language, demo)
-            language.change(self.relabel, inputs=language, outputs=[c for c, _, _ in self.labels])
+            language.change(self.relabel, inputs=language, outputs=self.translated())
         return demo
 
     # ---- chat ------------------------------------------------------------------------------
@@ -146,7 +160,7 @@ class Page:
         gen_fields = [f for f in F.fields(("generation",)) if f.name not in CHAT_SKIP_KEYS]
         with gr.Row():
             with gr.Column(scale=1):
-                model_inputs = [F.component(f, gr, elem_prefix="om-chat") for f in model_fields]
+                model_inputs = [self.field(gr, f, "om-chat") for f in model_fields]
                 load = self.L(
                     gr.Button(t("chat_load", lang), variant="primary", elem_id="om-chat-load"), "chat_load", "value"
                 )
@@ -161,7 +175,7 @@ class Page:
                     "chat_status",
                 )
                 with self.L(gr.Accordion(t("chat_params", lang), open=True), "chat_params"):
-                    gen_inputs = [F.component(f, gr, elem_prefix="om-chat") for f in gen_fields]
+                    gen_inputs = [self.field(gr, f, "om-chat") for f in gen_fields]
             with gr.Column(scale=2):
                 chatbot = self.L(gr.Chatbot(label=t("chat_box", lang), elem_id="om-chat-box", height=420), "chat_box")
                 message = self.L(
@@ -368,7 +382,7 @@ class Page:
                 with gr.Row():
                     for f in form:
                         if f.group == group:
-                            comp = F.component(f, gr, elem_prefix="om-train")
+                            comp = self.field(gr, f, "om-train")
                             self.train_inputs[f.name] = comp
                             inputs.append(comp)
         with gr.Row():
@@ -550,8 +564,8 @@ class Page:
         model_field = F.fields(("model",), only=("model",))
         eval_fields = F.fields(("eval",), only=EVAL_KEYS)
         with gr.Row():
-            model = F.component(model_field[0], gr, elem_prefix="om-eval")
-            inputs = [F.component(f, gr, elem_prefix="om-eval") for f in eval_fields]
+            model = self.field(gr, model_field[0], "om-eval")
+            inputs = [self.field(gr, f, "om-eval") for f in eval_fields]
         with gr.Row():
             start = self.L(
                 gr.Button(t("eval_start", lang), variant="primary", elem_id="om-eval-start"), "eval_start", "value"
@@ -656,7 +670,7 @@ class Page:
             inputs = []
             for f in deploy_fields:
                 value = ("sk-om-" + secrets.token_urlsafe(12)) if f.name == "api_key" else None
-                inputs.append(F.component(f, gr, value=value, elem_prefix="om-serve"))
+                inputs.append(self.field(gr, f, "om-serve", value=value))
         with gr.Row():
             start = self.L(
                 gr.Button(t("serve_start", lang), variant="primary", elem_id="om-serve-start"), "serve_start", "value"
@@ -829,12 +843,15 @@ class Page:
             repo_obj = find(label)
             if repo_obj is None:
                 return f"{label}: not in the cache"
-            counts: dict[str, int] = {}
-            bad = []
-            for check in C.verify(repo_obj):
-                counts[check.status] = counts.get(check.status, 0) + 1
-                if check.status != "ok":
-                    bad.append(f"{check.to_dict()}")
+            try:
+                counts: dict[str, int] = {}
+                bad = []
+                for check in C.verify(repo_obj):
+                    counts[check.state] = counts.get(check.state, 0) + 1
+                    if check.state != "ok":
+                        bad.append(json.dumps(check.to_dict()))
+            except Exception as exc:  # noqa: BLE001 - shown on the page
+                return _error_text(exc, lang)
             return json.dumps(counts) + ("\n" + "\n".join(bad[:20]) if bad else "")
 
         def do_remove(lang: str, label: str):

@@ -100,12 +100,21 @@ def initial(field: Field) -> Any:
     return field.default
 
 
-def component(field: Field, gr: Any, value: Any = None, elem_prefix: str = "om") -> Any:
+def help_text(field: Field, lang: str = "en") -> str:
+    """The field's help in ``lang`` (its own English help where no translation exists)."""
+    if lang == "zh":
+        from openmind.webui.help_zh import HELP_ZH
+
+        return HELP_ZH.get(field.name, field.help)
+    return field.help
+
+
+def component(field: Field, gr: Any, value: Any = None, elem_prefix: str = "om", lang: str = "en") -> Any:
     """A Gradio input for ``field``, labelled with its key; ``value`` overrides the default."""
     value = initial(field) if value is None else value
     common = {
         "label": field.name,
-        "info": field.help,
+        "info": help_text(field, lang),
         "elem_id": f"{elem_prefix}-{field.name.replace('_', '-')}",
         "interactive": True,
         "min_width": 200,
