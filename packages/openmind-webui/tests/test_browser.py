@@ -280,13 +280,21 @@ def test_evaluate_tab_shows_results_and_samples(page, webui, tmp_path, tiny_mode
     box(page, "om-eval-n-shot").fill("0")
     page.click("#om-eval-start")
     results = page.locator("#om-eval-results")
-    wait_for(lambda: "accuracy" in results.inner_text(), 300, "the results table", interval=1)
+    wait_for(lambda: "(all)" in results.inner_text(), 300, "the results table", interval=1)
     job = J.jobs(root, "eval")[0]
     saved = json.loads((Path(job.folder) / "results" / "results.json").read_text())
     ((name, value),) = saved["tasks"].items()
-    assert name in results.inner_text() and str(round(value["score"], 4)) in results.inner_text()
+    shown = results.inner_text()
+    assert name == "colours" and name in shown and value["metric"] in shown
+    numbers = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", shown)]
+    assert round(value["score"], 4) in numbers and value["n"] == 4 and 4 in numbers
     samples = page.locator("#om-eval-samples")
-    wait_for(lambda: "Which one is a colour? (3)" in samples.inner_text(), 30, "the per-sample view")
+    wait_for(lambda: "colours.jsonl:4" in samples.inner_text(), 30, "the per-sample view")
+    saved_samples = (Path(job.folder) / "results" / "samples_colours.jsonl").read_text().splitlines()
+    shown = samples.inner_text()
+    for line in saved_samples:  # every sample, with where it came from and what the model picked
+        sample = json.loads(line)
+        assert sample["where"] in shown and sample["prediction"] in shown
     page.screenshot(path=str(artifacts / "09-evaluate.png"), full_page=True)
 
 
