@@ -344,7 +344,7 @@ class Page:
 
         def do_preview(lang: str, name: str, folder: str, stage: str, model_dir: str):
             if not name or not model_dir:
-                return t("data_model", lang), [], ""
+                return t("data_model", lang), gr.update(), ""
             args = ["data", "preview", "--dataset", name, "--model", model_dir, "--stage", stage, "--json", "-n", "3"]
             args += ["--on-error", "skip"]
             if folder:
@@ -352,13 +352,13 @@ class Page:
             try:
                 data = run_json(args)
             except Exception as exc:  # noqa: BLE001 - shown on the page
-                return _error_text(exc, lang), [], ""
+                return _error_text(exc, lang), gr.update(), ""
             samples = data if isinstance(data, list) else data.get("samples", [])
             text = "\n\n-----\n\n".join(
                 f"{s.get('source', '')} · tokens {s.get('tokens', '?')} · trained {s.get('trained', '?')}\n{s.get('text', '')}"
                 for s in samples
             )
-            return t("data_previewed", lang, n=len(samples)), [], text
+            return t("data_previewed", lang, n=len(samples)), gr.update(), text
 
         validate.click(
             do_validate, inputs=[language, dataset, dataset_dir, stage], outputs=[report, problems, rendered]
