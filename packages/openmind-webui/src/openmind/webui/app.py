@@ -227,7 +227,10 @@ class Page:
                 return
             try:
                 nested = F.collect(gen_fields, values, where="Chat")
-                params = {k: v for g in nested.values() for k, v in g.items()}
+                # the generation group's keys as the chat pipeline names them (generation_seed -> seed)
+                from openmind.nlp.cli.options import GENERATION_KEYS
+
+                params = {GENERATION_KEYS.get(k, k): v for g in nested.values() for k, v in g.items()}
                 messages = [{"role": m["role"], "content": _message_text(m["content"])} for m in history]
                 if streaming:
                     history.append({"role": "assistant", "content": ""})

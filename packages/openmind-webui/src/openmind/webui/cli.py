@@ -29,7 +29,12 @@ def is_loopback(host: str) -> bool:
 
 
 class WebUICommand(Command):
-    description = (__doc__ or "").strip()
+    description = (
+        "Open the web UI (Gradio): chat, data, train, evaluate, serve, the hub and the support matrix.\n\n"
+        "Loopback by default; bound to any other address it asks for a password (--share-password or "
+        f"${PASSWORD_ENV}) and refuses to start without one. Training, serving, evaluation and downloads run "
+        "as `openmind ...` processes of their own: closing the page never stops them."
+    )
     epilog = (
         "examples:\n"
         "  openmind webui                                   # http://127.0.0.1:7860, runs under ./runs\n"
