@@ -22,10 +22,6 @@ STRINGS: dict[str, tuple[str, str]] = {
     "tab_hub": ("Hub", "模型仓库"),
     "tab_support": ("Support matrix", "支持矩阵"),
     # chat
-    "chat_model_help": (
-        "A model folder, a hub id (hf::org/name, om::org/name) or a training run folder.",
-        "模型文件夹、模型仓库 ID（hf::org/name、om::org/name）或训练输出文件夹。",
-    ),
     "chat_load": ("Load model", "加载模型"),
     "chat_unload": ("Unload", "卸载"),
     "chat_status": ("Model status", "模型状态"),
@@ -55,7 +51,6 @@ STRINGS: dict[str, tuple[str, str]] = {
     "data_problems": ("Problems (where, why)", "问题（位置、原因）"),
     "data_rendered": ("Rendered samples (trained spans between « »)", "渲染后的样本（训练部分以 « » 标出）"),
     "data_previewed": ("{n} samples rendered with the model's template.", "已用模型模板渲染 {n} 个样本。"),
-    "data_registered": ("Registered datasets", "已注册的数据集"),
     "data_ok": (
         "{rows} rows read, {kept} valid, {rejected} rejected.",
         "读取 {rows} 行，有效 {kept} 行，拒绝 {rejected} 行。",
@@ -70,7 +65,6 @@ STRINGS: dict[str, tuple[str, str]] = {
     "group_data": ("Data", "数据"),
     "group_finetuning": ("Fine-tuning", "微调"),
     "group_training": ("Training", "训练"),
-    "group_generation": ("Generation", "生成"),
     "train_preview": ("Preview YAML", "预览 YAML"),
     "train_start": ("Start training", "开始训练"),
     "train_stop": ("Stop", "停止"),
@@ -78,7 +72,6 @@ STRINGS: dict[str, tuple[str, str]] = {
     "train_refresh": ("Refresh", "刷新"),
     "train_yaml": ("The YAML it runs (openmind train CONFIG.yaml)", "执行的 YAML（openmind train CONFIG.yaml）"),
     "train_runs": ("Runs (started here or from the CLI)", "训练任务（本页面或命令行启动）"),
-    "train_status": ("Run status", "任务状态"),
     "train_loss": ("Training loss", "训练损失"),
     "train_log": ("Log (last lines)", "日志（最后几行）"),
     "train_started": ("Started: {cmd}", "已启动：{cmd}"),
@@ -93,10 +86,6 @@ STRINGS: dict[str, tuple[str, str]] = {
         "**{status}** · 步数 {step} / {total} · 已用时 {elapsed} · 预计剩余 {eta} · 最新损失 {loss}\n\n输出文件夹：`{path}`",
     ),
     # eval
-    "eval_model": ("Model folder, hub id or run folder", "模型文件夹、模型仓库 ID 或训练输出文件夹"),
-    "eval_tasks": ("Tasks (comma separated)", "评测任务（逗号分隔）"),
-    "eval_nshot": ("n-shot", "少样本数量（n-shot）"),
-    "eval_limit": ("Limit (items per task, empty: all)", "数量上限（每个任务，留空为全部）"),
     "eval_start": ("Start evaluation", "开始评测"),
     "eval_stop": ("Stop evaluation", "停止评测"),
     "eval_status": ("Evaluation status", "评测状态"),
@@ -104,13 +93,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "eval_samples": ("Per-sample view", "逐样本查看"),
     "eval_sample_task": ("Task to show samples of", "查看样本的任务"),
     # serve
-    "serve_model": ("Model folder, hub id or run folder", "模型文件夹、模型仓库 ID 或训练输出文件夹"),
-    "serve_port": ("Port", "端口"),
-    "serve_key": ("API key (empty: none)", "API 密钥（留空则不需要）"),
-    "serve_name": ("Served model name", "服务模型名称"),
     "serve_start": ("Start server", "启动服务"),
     "serve_stop": ("Stop server", "停止服务"),
-    "serve_status": ("Server status", "服务状态"),
     "serve_snippets": ("How to call it", "调用方式"),
     "serve_log": ("Server log (last lines)", "服务日志（最后几行）"),
     "serve_up": (
