@@ -136,6 +136,6 @@ def page(browser, webui):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = context.new_page()
     pg.goto(url, wait_until="load")
-    pg.wait_for_selector("#om-chat-load", timeout=60_000)
+    pg.wait_for_selector("#om-chat--load", timeout=60_000)
     yield pg
     context.close()

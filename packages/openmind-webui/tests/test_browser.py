@@ -73,16 +73,16 @@ def test_page_opens_every_input_is_labelled_and_tab_reaches_start(page, artifact
         unlabelled = page.evaluate(UNLABELLED_JS)
         assert unlabelled == [], f"inputs without a label on the {tab} tab: {unlabelled}"
     open_tab(page, "Support matrix")
-    table = page.locator("#om-support-table")
+    table = page.locator("#om-support--table")
     wait_for(lambda: "text-generation" in table.inner_text(), 60, "the support matrix")
-    box(page, "om-support-search").fill("text2emb")
+    box(page, "om-support--search").fill("text2emb")
     wait_for(lambda: "text-generation" not in table.inner_text(), 30, "the search to filter the rows")
     assert "text2emb" in table.inner_text()
 
     open_tab(page, "Train")
     box(page, "om-train-model").focus()
     presses = 0
-    while not page.evaluate("() => !!document.activeElement.closest('#om-train-start')"):
+    while not page.evaluate("() => !!document.activeElement.closest('#om-train--start')"):
         presses += 1
         if presses > 400:
             pytest.fail("pressing Tab from the first Train input never reached the Start button")
@@ -95,18 +95,18 @@ def test_chat_streams_the_answer_of_the_pipeline(page, tiny_model, artifacts):
     box(page, "om-chat-model").fill(str(tiny_model))
     box(page, "om-chat-max-new-tokens").fill("24")
     box(page, "om-chat-temperature").fill("0")
-    page.click("#om-chat-load")
+    page.click("#om-chat--load")
     status = wait_for(
-        lambda: (v := box(page, "om-chat-status").input_value()) and ("Loaded" in v or "Error" in v) and v,
+        lambda: (v := box(page, "om-chat--status").input_value()) and ("Loaded" in v or "Error" in v) and v,
         120,
         "the model to load",
     )
     assert "Loaded" in status and "template llama2" in status, status
 
     question = "Name a colour."
-    box(page, "om-chat-message").fill(question)
-    page.click("#om-chat-send")
-    answers = page.locator("#om-chat-box [data-testid='bot']")
+    box(page, "om-chat--message").fill(question)
+    page.click("#om-chat--send")
+    answers = page.locator("#om-chat--box [data-testid='bot']")
     seen: list[str] = []
     changed = time.time()
     deadline = changed + 90
@@ -119,7 +119,7 @@ def test_chat_streams_the_answer_of_the_pipeline(page, tiny_model, artifacts):
         time.sleep(0.01)
     page.wait_for_timeout(500)
     final = answers.last.inner_text()
-    page.locator("#om-chat-box").scroll_into_view_if_needed()
+    page.locator("#om-chat--box").scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "03-chat-streamed.png"))
     expected = reference_chat(tiny_model, question, 24)
     assert squash(final) == squash(expected)
@@ -145,8 +145,8 @@ def test_training_run_live_plot_reload_and_finish(page, webui, tiny_model, chat_
     }
     for key, value in values.items():
         box(page, f"om-train-{key.replace('_', '-')}").fill(value)
-    page.click("#om-train-start")
-    message = page.locator("#om-train-message")
+    page.click("#om-train--start")
+    message = page.locator("#om-train--message")
     wait_for(lambda: "openmind train" in message.inner_text(), 30, "the start message")
     job = J.jobs(root, "train")[0]
     config = Path(job.folder) / "config.yaml"
@@ -156,10 +156,10 @@ def test_training_run_live_plot_reload_and_finish(page, webui, tiny_model, chat_
     assert written["training"]["output_dir"] == str(root / "browser-run")
     assert written["training"]["max_steps"] == 24 and written["data"]["cutoff_len"] == 64
     assert "openmind train" in message.inner_text()
-    shown_yaml = page.locator("#om-train-yaml").inner_text()
+    shown_yaml = page.locator("#om-train--yaml").inner_text()
     assert "max_steps: 24" in shown_yaml
 
-    status = page.locator("#om-train-status")
+    status = page.locator("#om-train--status")
 
     def logged() -> bool:
         text = status.inner_text()
@@ -171,9 +171,9 @@ def test_training_run_live_plot_reload_and_finish(page, webui, tiny_model, chat_
 
     # a reload (or a closed tab) does not stop the run, and the page finds it again
     page.reload(wait_until="load")
-    page.wait_for_selector("#om-chat-load", timeout=60_000)
+    page.wait_for_selector("#om-chat--load", timeout=60_000)
     open_tab(page, "Train")
-    status = page.locator("#om-train-status")
+    status = page.locator("#om-train--status")
     wait_for(lambda: "browser-run" in status.inner_text(), 60, "the run after the reload")
     assert J.jobs(root, "train")[0].id == job.id
     after_reload = status.inner_text()
@@ -192,7 +192,7 @@ def test_training_run_live_plot_reload_and_finish(page, webui, tiny_model, chat_
     assert f"last loss {history[-1]['loss']:.4f}" in done
     assert "24 / 24" in done
     # the plot shows the run's loss points
-    plot = page.locator("#om-train-plot")
+    plot = page.locator("#om-train--plot")
     assert plot.locator("svg, canvas").count() > 0
     assert "train" in J.tail(job.log, 200) or "loss" in J.tail(job.log, 200)
 
@@ -207,11 +207,11 @@ def test_serve_tab_starts_a_server_the_openai_client_can_use(page, webui, tiny_m
     box(page, "om-serve-served-model-name").fill("tiny")
     key = box(page, "om-serve-api-key").input_value()
     assert key.startswith("sk-om-")
-    page.click("#om-serve-start")
-    status = page.locator("#om-serve-status")
+    page.click("#om-serve--start")
+    status = page.locator("#om-serve--status")
     wait_for(lambda: "requests served" in status.inner_text(), 240, "the server to come up", interval=1)
     assert f"http://127.0.0.1:{port}/v1" in status.inner_text()
-    snippets = page.locator("#om-serve-snippets").inner_text()
+    snippets = page.locator("#om-serve--snippets").inner_text()
     assert key in snippets and f"127.0.0.1:{port}/v1" in snippets
 
     client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=key)
@@ -222,7 +222,7 @@ def test_serve_tab_starts_a_server_the_openai_client_can_use(page, webui, tiny_m
     assert reply.choices[0].message.content == reference_chat(tiny_model, question, 12)
     wait_for(lambda: "requests served 1" in status.inner_text(), 30, "the request count to show")
     page.screenshot(path=str(artifacts / "06-serve.png"), full_page=True)
-    page.click("#om-serve-stop")
+    page.click("#om-serve--stop")
     wait_for(lambda: "not running" in status.inner_text(), 60, "the server to stop")
 
 
@@ -248,18 +248,18 @@ def test_data_tab_reports_bad_rows_where_they_are_and_previews_the_training_text
         json.dumps(good) + "\n" + json.dumps({"messages": [{"role": "user"}]}) + "\n" + json.dumps(good) + "\n"
     )
     open_tab(page, "Data")
-    dataset = box(page, "om-data-dataset")
+    dataset = box(page, "om-data--dataset")
     dataset.fill(str(data))
     dataset.press("Enter")
-    page.click("#om-data-validate")
-    report = page.locator("#om-data-report")
+    page.click("#om-data--validate")
+    report = page.locator("#om-data--report")
     wait_for(lambda: "rows read" in report.inner_text(), 120, "the validation report")
     assert "3 rows read, 2 valid, 1 rejected." in report.inner_text()
-    problems = page.locator("#om-data-problems").inner_text()
+    problems = page.locator("#om-data--problems").inner_text()
     assert f"{data.name}:2 field messages[0].content" in problems or f"{data}:2 field messages[0].content" in problems
-    box(page, "om-data-model").fill(str(tiny_model))
-    page.click("#om-data-preview")
-    rendered = box(page, "om-data-rendered")
+    box(page, "om-data--model").fill(str(tiny_model))
+    page.click("#om-data--preview")
+    rendered = box(page, "om-data--rendered")
     wait_for(lambda: "«" in rendered.input_value(), 120, "the rendered preview")
     # the Llama-2 chat template with the trained span (the answer and </s>) marked
     assert "[INST] hi [/INST]«yo </s>»" in rendered.input_value()
@@ -278,8 +278,8 @@ def test_evaluate_tab_shows_results_and_samples(page, webui, tmp_path, tiny_mode
     box(page, "om-eval-model").fill(str(tiny_model))
     box(page, "om-eval-tasks").fill(str(task))
     box(page, "om-eval-n-shot").fill("0")
-    page.click("#om-eval-start")
-    results = page.locator("#om-eval-results")
+    page.click("#om-eval--start")
+    results = page.locator("#om-eval--results")
     wait_for(lambda: "(all)" in results.inner_text(), 300, "the results table", interval=1)
     job = J.jobs(root, "eval")[0]
     saved = json.loads((Path(job.folder) / "results" / "results.json").read_text())
@@ -288,7 +288,7 @@ def test_evaluate_tab_shows_results_and_samples(page, webui, tmp_path, tiny_mode
     assert name == "colours" and name in shown and value["metric"] in shown
     numbers = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", shown)]
     assert round(value["score"], 4) in numbers and value["n"] == 4 and 4 in numbers
-    samples = page.locator("#om-eval-samples")
+    samples = page.locator("#om-eval--samples")
     wait_for(lambda: "colours.jsonl:4" in samples.inner_text(), 30, "the per-sample view")
     saved_samples = (Path(job.folder) / "results" / "samples_colours.jsonl").read_text().splitlines()
     shown = samples.inner_text()
@@ -300,20 +300,60 @@ def test_evaluate_tab_shows_results_and_samples(page, webui, tmp_path, tiny_mode
 
 def test_hub_tab_pulls_lists_verifies_and_removes(page, tiny_model, artifacts):
     open_tab(page, "Hub")
-    box(page, "om-hub-id").fill(f"local::{tiny_model}")
-    page.click("#om-hub-pull")
-    progress = box(page, "om-hub-progress")
+    box(page, "om-hub--id").fill(f"local::{tiny_model}")
+    page.click("#om-hub--pull")
+    progress = box(page, "om-hub--progress")
     wait_for(lambda: "[done]" in progress.input_value(), 120, "the download to finish")
-    cache = page.locator("#om-hub-cache")
-    page.click("#om-hub-refresh")
+    cache = page.locator("#om-hub--cache")
+    page.click("#om-hub--refresh")
     wait_for(lambda: str(tiny_model) in cache.inner_text(), 30, "the cache list")
     assert "MB" in cache.inner_text()
-    box(page, "om-hub-selected").fill(f"local:{tiny_model}")
-    page.click("#om-hub-verify")
-    result = box(page, "om-hub-result")
+    box(page, "om-hub--selected").fill(f"local:{tiny_model}")
+    page.click("#om-hub--verify")
+    result = box(page, "om-hub--result")
     wait_for(lambda: '"ok"' in result.input_value(), 60, "the verification")
     assert json.loads(result.input_value().splitlines()[0]).keys() == {"ok"}
     page.screenshot(path=str(artifacts / "10-hub.png"), full_page=True)
-    page.click("#om-hub-remove")
+    page.click("#om-hub--remove")
     wait_for(lambda: "freed" in result.input_value(), 60, "the removal")
     wait_for(lambda: str(tiny_model) not in cache.inner_text(), 30, "the cache list without it")
+
+
+def test_stop_and_resume_a_run(page, webui, tiny_model, chat_data, artifacts):
+    _, root = webui
+    open_tab(page, "Train")
+    values = {
+        "model": str(tiny_model),
+        "dataset": str(chat_data),
+        "output_dir": "resumed-run",
+        "cutoff_len": "64",
+        "max_steps": "2000",
+        "logging_steps": "2",
+        "save_steps": "4",
+        "per_device_train_batch_size": "4",
+    }
+    for key, value in values.items():
+        box(page, f"om-train-{key.replace('_', '-')}").fill(value)
+    page.click("#om-train--start")
+    run_dir = root / "resumed-run"
+    wait_for(lambda: list(run_dir.glob("checkpoint-*/openmind_checkpoint.json")), 300, "a complete checkpoint", 1)
+    first = J.jobs(root, "train")[0]
+    page.click("#om-train--stop")
+    status = page.locator("#om-train--status")
+    wait_for(lambda: "stopped" in status.inner_text(), 60, "the run to show as stopped")
+    assert not first.alive()
+    page.click("#om-train--resume")
+    message = page.locator("#om-train--message")
+    try:
+        wait_for(lambda: J.jobs(root, "train")[0].id != first.id, 60, "a resumed job")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the page says: {message.inner_text()!r}") from None
+    resumed = J.jobs(root, "train")[0]
+    config = yaml.safe_load((Path(resumed.folder) / "config.yaml").read_text())
+    assert config["training"]["resume"] is True and config["training"]["output_dir"] == str(run_dir)
+    assert config["training"]["max_steps"] == 2000  # the stopped run's own arguments
+    wait_for(lambda: "resuming from" in J.tail(resumed.log, 200), 240, "the trainer to resume", 1)
+    wait_for(lambda: "running" in status.inner_text(), 30, "the resumed run to show as running")
+    page.screenshot(path=str(artifacts / "11-train-resumed.png"), full_page=True)
+    page.click("#om-train--stop")
+    wait_for(lambda: not resumed.alive(), 60, "the resumed run to stop")

@@ -21,8 +21,15 @@ TRAIN_GROUPS = ("model", "template", "data", "finetuning", "training")
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     page = Page(tmp_path_factory.mktemp("root"))
-    page.build()
+    page.demo = page.build()
     return page
+
+
+def test_element_ids_are_unique(page):
+    # a generated field must never take the id of a button (the `resume` field vs the Resume button)
+    ids = [b.elem_id for b in page.demo.blocks.values() if getattr(b, "elem_id", None)]
+    assert len(ids) > 150
+    assert sorted(i for i in set(ids) if ids.count(i) > 1) == []
 
 
 def test_train_groups_are_the_train_verbs(page):

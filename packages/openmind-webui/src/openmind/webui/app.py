@@ -162,33 +162,35 @@ class Page:
             with gr.Column(scale=1):
                 model_inputs = [self.field(gr, f, "om-chat") for f in model_fields]
                 load = self.L(
-                    gr.Button(t("chat_load", lang), variant="primary", elem_id="om-chat-load"), "chat_load", "value"
+                    gr.Button(t("chat_load", lang), variant="primary", elem_id="om-chat--load"), "chat_load", "value"
                 )
-                unload = self.L(gr.Button(t("chat_unload", lang), elem_id="om-chat-unload"), "chat_unload", "value")
+                unload = self.L(gr.Button(t("chat_unload", lang), elem_id="om-chat--unload"), "chat_unload", "value")
                 status = self.L(
                     gr.Textbox(
                         t("chat_not_loaded", lang),
                         label=t("chat_status", lang),
                         interactive=False,
-                        elem_id="om-chat-status",
+                        elem_id="om-chat--status",
                     ),
                     "chat_status",
                 )
                 with self.L(gr.Accordion(t("chat_params", lang), open=True), "chat_params"):
                     gen_inputs = [self.field(gr, f, "om-chat") for f in gen_fields]
             with gr.Column(scale=2):
-                chatbot = self.L(gr.Chatbot(label=t("chat_box", lang), elem_id="om-chat-box", height=420), "chat_box")
+                chatbot = self.L(gr.Chatbot(label=t("chat_box", lang), elem_id="om-chat--box", height=420), "chat_box")
                 message = self.L(
-                    gr.Textbox(label=t("chat_message", lang), lines=2, elem_id="om-chat-message"), "chat_message"
+                    gr.Textbox(label=t("chat_message", lang), lines=2, elem_id="om-chat--message"), "chat_message"
                 )
                 stream = self.L(
-                    gr.Checkbox(True, label=t("chat_stream", lang), elem_id="om-chat-stream"), "chat_stream"
+                    gr.Checkbox(True, label=t("chat_stream", lang), elem_id="om-chat--stream"), "chat_stream"
                 )
                 with gr.Row():
                     send = self.L(
-                        gr.Button(t("chat_send", lang), variant="primary", elem_id="om-chat-send"), "chat_send", "value"
+                        gr.Button(t("chat_send", lang), variant="primary", elem_id="om-chat--send"),
+                        "chat_send",
+                        "value",
                     )
-                    clear = self.L(gr.Button(t("chat_clear", lang), elem_id="om-chat-clear"), "chat_clear", "value")
+                    clear = self.L(gr.Button(t("chat_clear", lang), elem_id="om-chat--clear"), "chat_clear", "value")
 
         def do_load(lang: str, *values: Any) -> str:
             try:
@@ -269,42 +271,42 @@ class Page:
                     value=None,
                     allow_custom_value=True,
                     label=t("data_dataset", lang),
-                    elem_id="om-data-dataset",
+                    elem_id="om-data--dataset",
                 ),
                 "data_dataset",
             )
             dataset_dir = self.L(
-                gr.Textbox(label=t("data_dataset_dir", lang), elem_id="om-data-dir"), "data_dataset_dir"
+                gr.Textbox(label=t("data_dataset_dir", lang), elem_id="om-data--dir"), "data_dataset_dir"
             )
             stage = self.L(
                 gr.Dropdown(
                     choices=list(stage_field.choices),
                     value=stage_field.default,
                     label=t("data_stage", lang),
-                    elem_id="om-data-stage",
+                    elem_id="om-data--stage",
                 ),
                 "data_stage",
             )
-            model = self.L(gr.Textbox(label=t("data_model", lang), elem_id="om-data-model"), "data_model")
+            model = self.L(gr.Textbox(label=t("data_model", lang), elem_id="om-data--model"), "data_model")
         with gr.Row():
             validate = self.L(
-                gr.Button(t("data_validate", lang), variant="primary", elem_id="om-data-validate"),
+                gr.Button(t("data_validate", lang), variant="primary", elem_id="om-data--validate"),
                 "data_validate",
                 "value",
             )
-            preview = self.L(gr.Button(t("data_preview", lang), elem_id="om-data-preview"), "data_preview", "value")
-        report = self.L(gr.Markdown(t("data_report", lang), elem_id="om-data-report"), "data_report", "value")
+            preview = self.L(gr.Button(t("data_preview", lang), elem_id="om-data--preview"), "data_preview", "value")
+        report = self.L(gr.Markdown(t("data_report", lang), elem_id="om-data--report"), "data_report", "value")
         problems = self.L(
             gr.Dataframe(
                 headers=["location", "reason"],
                 label=t("data_problems", lang),
                 interactive=False,
-                elem_id="om-data-problems",
+                elem_id="om-data--problems",
             ),
             "data_problems",
         )
         rendered = self.L(
-            gr.Textbox(label=t("data_rendered", lang), lines=12, interactive=False, elem_id="om-data-rendered"),
+            gr.Textbox(label=t("data_rendered", lang), lines=12, interactive=False, elem_id="om-data--rendered"),
             "data_rendered",
         )
 
@@ -389,22 +391,22 @@ class Page:
                             self.train_inputs[f.name] = comp
                             inputs.append(comp)
         with gr.Row():
-            preview = self.L(gr.Button(t("train_preview", lang), elem_id="om-train-preview"), "train_preview", "value")
+            preview = self.L(gr.Button(t("train_preview", lang), elem_id="om-train--preview"), "train_preview", "value")
             start = self.L(
-                gr.Button(t("train_start", lang), variant="primary", elem_id="om-train-start"), "train_start", "value"
+                gr.Button(t("train_start", lang), variant="primary", elem_id="om-train--start"), "train_start", "value"
             )
             stop = self.L(
-                gr.Button(t("train_stop", lang), variant="stop", elem_id="om-train-stop"), "train_stop", "value"
+                gr.Button(t("train_stop", lang), variant="stop", elem_id="om-train--stop"), "train_stop", "value"
             )
-            resume = self.L(gr.Button(t("train_resume", lang), elem_id="om-train-resume"), "train_resume", "value")
-        message = gr.Markdown("", elem_id="om-train-message")
+            resume = self.L(gr.Button(t("train_resume", lang), elem_id="om-train--resume"), "train_resume", "value")
+        message = gr.Markdown("", elem_id="om-train--message")
         yaml_box = self.L(
             gr.Code(
                 language="yaml",
                 label=t("train_yaml", lang),
                 interactive=False,
                 buttons=["copy", "download"],
-                elem_id="om-train-yaml",
+                elem_id="om-train--yaml",
             ),
             "train_yaml",
         )
@@ -415,17 +417,17 @@ class Page:
                     value=None,
                     allow_custom_value=True,
                     label=t("train_runs", lang),
-                    elem_id="om-train-runs",
+                    elem_id="om-train--runs",
                     scale=4,
                 ),
                 "train_runs",
             )
             refresh = self.L(
-                gr.Button(t("train_refresh", lang), elem_id="om-train-refresh", scale=1), "train_refresh", "value"
+                gr.Button(t("train_refresh", lang), elem_id="om-train--refresh", scale=1), "train_refresh", "value"
             )
-        status = gr.Markdown("", elem_id="om-train-status")
+        status = gr.Markdown("", elem_id="om-train--status")
         plot = self.L(
-            gr.LinePlot(x="step", y="loss", label=t("train_loss", lang), elem_id="om-train-plot", height=260),
+            gr.LinePlot(x="step", y="loss", label=t("train_loss", lang), elem_id="om-train--plot", height=260),
             "train_loss",
         )
         log = self.L(
@@ -435,7 +437,7 @@ class Page:
                 max_lines=10,
                 interactive=False,
                 autoscroll=True,
-                elem_id="om-train-log",
+                elem_id="om-train--log",
             ),
             "train_log",
         )
@@ -499,10 +501,10 @@ class Page:
             return t("train_stopped", lang, run=label)
 
         def do_resume(lang: str, label: str | None):
-            run = selected(label)
-            if run is None:
-                return gr.update(), t("train_no_run", lang), gr.update()
             try:
+                run = selected(label)
+                if run is None:
+                    return gr.update(), t("train_no_run", lang), gr.update()
                 if run.job is not None and (Path(run.job.folder) / "config.yaml").is_file():
                     import yaml
 
@@ -571,11 +573,15 @@ class Page:
             inputs = [self.field(gr, f, "om-eval") for f in eval_fields]
         with gr.Row():
             start = self.L(
-                gr.Button(t("eval_start", lang), variant="primary", elem_id="om-eval-start"), "eval_start", "value"
+                gr.Button(t("eval_start", lang), variant="primary", elem_id="om-eval--start"), "eval_start", "value"
             )
-            stop = self.L(gr.Button(t("eval_stop", lang), variant="stop", elem_id="om-eval-stop"), "eval_stop", "value")
+            stop = self.L(
+                gr.Button(t("eval_stop", lang), variant="stop", elem_id="om-eval--stop"), "eval_stop", "value"
+            )
         status = self.L(
-            gr.Textbox(label=t("eval_status", lang), lines=8, max_lines=8, interactive=False, elem_id="om-eval-status"),
+            gr.Textbox(
+                label=t("eval_status", lang), lines=8, max_lines=8, interactive=False, elem_id="om-eval--status"
+            ),
             "eval_status",
         )
         results = self.L(
@@ -583,15 +589,15 @@ class Page:
                 headers=["task", "subject", "metric", "score", "n"],
                 label=t("eval_results", lang),
                 interactive=False,
-                elem_id="om-eval-results",
+                elem_id="om-eval--results",
             ),
             "eval_results",
         )
         task_choice = self.L(
-            gr.Dropdown(choices=[], label=t("eval_sample_task", lang), elem_id="om-eval-task"), "eval_sample_task"
+            gr.Dropdown(choices=[], label=t("eval_sample_task", lang), elem_id="om-eval--task"), "eval_sample_task"
         )
         samples = self.L(
-            gr.Dataframe(label=t("eval_samples", lang), interactive=False, elem_id="om-eval-samples"), "eval_samples"
+            gr.Dataframe(label=t("eval_samples", lang), interactive=False, elem_id="om-eval--samples"), "eval_samples"
         )
 
         def do_start(lang: str, model_value: str, *values: Any):
@@ -676,18 +682,18 @@ class Page:
                 inputs.append(self.field(gr, f, "om-serve", value=value))
         with gr.Row():
             start = self.L(
-                gr.Button(t("serve_start", lang), variant="primary", elem_id="om-serve-start"), "serve_start", "value"
+                gr.Button(t("serve_start", lang), variant="primary", elem_id="om-serve--start"), "serve_start", "value"
             )
             stop = self.L(
-                gr.Button(t("serve_stop", lang), variant="stop", elem_id="om-serve-stop"), "serve_stop", "value"
+                gr.Button(t("serve_stop", lang), variant="stop", elem_id="om-serve--stop"), "serve_stop", "value"
             )
-        status = gr.Markdown(t("serve_down", lang), elem_id="om-serve-status")
+        status = gr.Markdown(t("serve_down", lang), elem_id="om-serve--status")
         snippets = self.L(
-            gr.Code(language="shell", label=t("serve_snippets", lang), interactive=False, elem_id="om-serve-snippets"),
+            gr.Code(language="shell", label=t("serve_snippets", lang), interactive=False, elem_id="om-serve--snippets"),
             "serve_snippets",
         )
         log = self.L(
-            gr.Textbox(label=t("serve_log", lang), lines=8, max_lines=8, interactive=False, elem_id="om-serve-log"),
+            gr.Textbox(label=t("serve_log", lang), lines=8, max_lines=8, interactive=False, elem_id="om-serve--log"),
             "serve_log",
         )
 
@@ -769,12 +775,14 @@ class Page:
     def _hub_tab(self, gr: Any, language: Any, demo: Any) -> None:
         lang = self.lang
         with gr.Row():
-            repo = self.L(gr.Textbox(label=t("hub_id", lang), elem_id="om-hub-id"), "hub_id")
-            revision = self.L(gr.Textbox(label=t("hub_revision", lang), elem_id="om-hub-revision"), "hub_revision")
-            pull = self.L(gr.Button(t("hub_pull", lang), variant="primary", elem_id="om-hub-pull"), "hub_pull", "value")
+            repo = self.L(gr.Textbox(label=t("hub_id", lang), elem_id="om-hub--id"), "hub_id")
+            revision = self.L(gr.Textbox(label=t("hub_revision", lang), elem_id="om-hub--revision"), "hub_revision")
+            pull = self.L(
+                gr.Button(t("hub_pull", lang), variant="primary", elem_id="om-hub--pull"), "hub_pull", "value"
+            )
         progress = self.L(
             gr.Textbox(
-                label=t("hub_progress", lang), lines=4, max_lines=4, interactive=False, elem_id="om-hub-progress"
+                label=t("hub_progress", lang), lines=4, max_lines=4, interactive=False, elem_id="om-hub--progress"
             ),
             "hub_progress",
         )
@@ -783,19 +791,19 @@ class Page:
                 headers=["hub", "repo", "size", "files", "refs", "partial"],
                 label=t("hub_cache", lang),
                 interactive=False,
-                elem_id="om-hub-cache",
+                elem_id="om-hub--cache",
             ),
             "hub_cache",
         )
         with gr.Row():
-            chosen = self.L(gr.Textbox(label=t("hub_selected", lang), elem_id="om-hub-selected"), "hub_selected")
-            refresh = self.L(gr.Button(t("hub_refresh", lang), elem_id="om-hub-refresh"), "hub_refresh", "value")
-            verify = self.L(gr.Button(t("hub_verify", lang), elem_id="om-hub-verify"), "hub_verify", "value")
+            chosen = self.L(gr.Textbox(label=t("hub_selected", lang), elem_id="om-hub--selected"), "hub_selected")
+            refresh = self.L(gr.Button(t("hub_refresh", lang), elem_id="om-hub--refresh"), "hub_refresh", "value")
+            verify = self.L(gr.Button(t("hub_verify", lang), elem_id="om-hub--verify"), "hub_verify", "value")
             remove = self.L(
-                gr.Button(t("hub_remove", lang), variant="stop", elem_id="om-hub-remove"), "hub_remove", "value"
+                gr.Button(t("hub_remove", lang), variant="stop", elem_id="om-hub--remove"), "hub_remove", "value"
             )
         result = self.L(
-            gr.Textbox(label=t("hub_result", lang), lines=4, interactive=False, elem_id="om-hub-result"), "hub_result"
+            gr.Textbox(label=t("hub_result", lang), lines=4, interactive=False, elem_id="om-hub--result"), "hub_result"
         )
 
         def cache_rows() -> list[list[Any]]:
@@ -886,13 +894,14 @@ class Page:
         with gr.Row():
             section = self.L(
                 gr.Dropdown(
-                    choices=sections, value=sections[0], label=t("support_section", lang), elem_id="om-support-section"
+                    choices=sections, value=sections[0], label=t("support_section", lang), elem_id="om-support--section"
                 ),
                 "support_section",
             )
-            search = self.L(gr.Textbox(label=t("support_search", lang), elem_id="om-support-search"), "support_search")
+            search = self.L(gr.Textbox(label=t("support_search", lang), elem_id="om-support--search"), "support_search")
         table = self.L(
-            gr.Dataframe(label=t("support_table", lang), interactive=False, elem_id="om-support-table"), "support_table"
+            gr.Dataframe(label=t("support_table", lang), interactive=False, elem_id="om-support--table"),
+            "support_table",
         )
 
         def show(what: str, query: str):

@@ -110,7 +110,9 @@ def help_text(field: Field, lang: str = "en") -> str:
 
 
 def component(field: Field, gr: Any, value: Any = None, elem_prefix: str = "om", lang: str = "en") -> Any:
-    """A Gradio input for ``field``, labelled with its key; ``value`` overrides the default."""
+    """A Gradio input for ``field``, labelled with its key; ``value`` overrides the default. Its
+    element id is ``<elem_prefix>-<key with dashes>``; the page's other elements use a double dash
+    (``om-train--resume``), which no key can produce."""
     value = initial(field) if value is None else value
     common = {
         "label": field.name,
