@@ -62,6 +62,21 @@ def reference_chat(model: Path, text: str, max_new_tokens: int) -> str:
     return chat([{"role": "user", "content": text}], max_new_tokens=max_new_tokens, temperature=0)["content"]
 
 
+RECORD_JS = """
+() => {
+  window.__omSeen = [];
+  const box = document.querySelector('#om-chat--box');
+  new MutationObserver(() => {
+    const bots = box.querySelectorAll("[data-testid='bot']");
+    if (!bots.length) return;
+    const text = bots[bots.length - 1].innerText;
+    const seen = window.__omSeen;
+    if (text && (!seen.length || seen[seen.length - 1] !== text)) seen.push(text);
+  }).observe(box, {subtree: true, childList: true, characterData: true});
+}
+"""
+
+
 def squash(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
@@ -93,7 +108,7 @@ def test_page_opens_every_input_is_labelled_and_tab_reaches_start(page, artifact
 
 def test_chat_streams_the_answer_of_the_pipeline(page, tiny_model, artifacts):
     box(page, "om-chat-model").fill(str(tiny_model))
-    box(page, "om-chat-max-new-tokens").fill("24")
+    box(page, "om-chat-max-new-tokens").fill("64")
     box(page, "om-chat-temperature").fill("0")
     page.click("#om-chat--load")
     status = wait_for(
@@ -105,23 +120,23 @@ def test_chat_streams_the_answer_of_the_pipeline(page, tiny_model, artifacts):
 
     question = "Name a colour."
     box(page, "om-chat--message").fill(question)
+    # every text the answer bubble shows, recorded in the page itself as the DOM changes
+    page.evaluate(RECORD_JS)
     page.click("#om-chat--send")
     answers = page.locator("#om-chat--box [data-testid='bot']")
-    seen: list[str] = []
-    changed = time.time()
+    changed, last = time.time(), None
     deadline = changed + 90
-    while time.time() < deadline and (not seen or time.time() - changed < 2.0):
-        if answers.count():
-            text = answers.last.inner_text()
-            if text and (not seen or seen[-1] != text):
-                seen.append(text)
-                changed = time.time()
-        time.sleep(0.01)
+    while time.time() < deadline and (last is None or time.time() - changed < 2.0):
+        text = answers.last.inner_text() if answers.count() else None
+        if text and text != last:
+            last, changed = text, time.time()
+        time.sleep(0.05)
+    seen = page.evaluate("() => window.__omSeen")
     page.wait_for_timeout(500)
     final = answers.last.inner_text()
     page.locator("#om-chat--box").scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "03-chat-streamed.png"))
-    expected = reference_chat(tiny_model, question, 24)
+    expected = reference_chat(tiny_model, question, 64)
     assert squash(final) == squash(expected)
     # streamed: the page showed growing prefixes of the answer before the whole of it
     prefixes = [s for s in seen if squash(s) != squash(final)]
@@ -340,10 +355,13 @@ def test_stop_and_resume_a_run(page, webui, tiny_model, chat_data, artifacts):
     first = J.jobs(root, "train")[0]
     page.click("#om-train--stop")
     status = page.locator("#om-train--status")
-    wait_for(lambda: "stopped" in status.inner_text(), 60, "the run to show as stopped")
+    message = page.locator("#om-train--message")
+    try:
+        wait_for(lambda: "stopped" in status.inner_text(), 120, "the run to show as stopped")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; status {status.inner_text()!r}, message {message.inner_text()!r}") from None
     assert not first.alive()
     page.click("#om-train--resume")
-    message = page.locator("#om-train--message")
     try:
         wait_for(lambda: J.jobs(root, "train")[0].id != first.id, 60, "a resumed job")
     except AssertionError as exc:
