@@ -15,6 +15,7 @@ Sessions
                             fresh venvs; a tiny chat + 2-step training on each framework of a set
   release -- PACKAGE        build, check and install one distribution alone against the others'
                             locally built (released) versions (not in the default set)
+  webui                     openmind-webui: its tests, the page driven by headless Chromium (Debian's)
   bench                     benchmarks -> bench/results.md (not in the default set)
 
 Test environments are installed with `constraints/test.txt`, which pins the CPU build of torch
@@ -65,6 +66,7 @@ DEFAULT_SESSIONS = [
     "integration",
     "wheels",
     "installs",
+    "webui",
 ]
 #: `.ci/run` runs the same sessions in two lanes side by side (`OPENMIND_CI_LANE=1 nox` and
 #: `OPENMIND_CI_LANE=2 nox`): most sessions spend much of their time installing and in
@@ -88,7 +90,7 @@ else:
 #: the Pythons CI tests (packages declare Requires-Python >=3.10,<3.13 to match)
 PYTHONS = ["3.10", "3.11", "3.12"]
 #: our distributions, by folder (packages/openmind-<name>; "core" is the `openmind` distribution)
-DISTRIBUTIONS = ["core", "nlp", "data", "mm", "pt", "ms"]
+DISTRIBUTIONS = ["core", "nlp", "data", "mm", "pt", "ms", "webui"]
 
 # package -> (openmind packages it needs, extra third-party test requirements)
 PACKAGES: dict[str, tuple[list[str], list[str]]] = {
@@ -155,6 +157,11 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
             "peft",
             "matplotlib",
         ],
+    ),
+    # the web UI drives chat, `openmind train` and `openmind deploy` on a tiny Llama from a browser
+    "webui": (
+        ["core", "nlp", "data", "pt", "webui"],
+        ["gradio", "playwright", "wordllama", "tensorboard", "matplotlib", "fastapi", "uvicorn", "httpx", "openai"],
     ),
 }
 
@@ -312,6 +319,25 @@ def build_dists(session: nox.Session, projects: list[str] | None = None) -> Path
     for name in projects or DISTRIBUTIONS:
         session.run("python", "-m", "build", "--no-isolation", "--outdir", str(dist), pkg(name), silent=True)
     return dist
+
+
+@nox.session
+def webui(session: nox.Session) -> None:
+    """openmind-webui's tests; the browser ones drive Debian's chromium through Playwright (its own
+    browser downloads are not reachable here). CI runs as root: chromium is installed if missing."""
+    chromium = os.environ.get("OPENMIND_CHROMIUM", "/usr/bin/chromium")
+    if not Path(chromium).exists():
+        if shutil.which("apt-get") is None or os.geteuid() != 0:
+            session.error(f"{chromium} is missing: install Debian's chromium (apt-get install chromium)")
+        session.run("apt-get", "update", "-q", external=True, silent=True)
+        # a CJK font, so that the Chinese screenshots show glyphs rather than boxes
+        session.run(
+            "apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium", "fonts-wqy-zenhei",
+            external=True, silent=True,
+        )  # fmt: skip
+    names, extra = PACKAGES["webui"]
+    install(session, names, extra)
+    run_pytest(session, f"{pkg('webui')}/tests")
 
 
 @nox.session

@@ -73,6 +73,11 @@ FIRST_PARTY: dict[str, dict[str, object]] = {
         ),
         "trainers": ("pt", "sft", "rm", "dpo"),
     },
+    "openmind-webui": {
+        "extra": "webui",
+        "adds": "the web UI (Gradio): chat, data, train, evaluate, serve, hub and the support matrix",
+        "commands": ("webui",),
+    },
     "openmind-ms": {
         "extra": "ms",
         "adds": "the MindSpore backend: pipelines and trainers",
