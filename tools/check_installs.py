@@ -46,7 +46,15 @@ SETS: dict[str, set[str]] = {
     "openmind[pt,nlp,data]": {"openmind", "openmind-pt", "openmind-nlp", "openmind-data"},
     "openmind[ms,nlp]": {"openmind", "openmind-ms", "openmind-nlp", "openmind-data"},
     "openmind[pt,ms,nlp]": {"openmind", "openmind-pt", "openmind-ms", "openmind-nlp", "openmind-data"},
-    "openmind[all]": {"openmind", "openmind-pt", "openmind-ms", "openmind-nlp", "openmind-data", "openmind-mm", "openmind-webui"},
+    "openmind[all]": {
+        "openmind",
+        "openmind-pt",
+        "openmind-ms",
+        "openmind-nlp",
+        "openmind-data",
+        "openmind-mm",
+        "openmind-webui",
+    },
     "openmind[mm,pt]": {"openmind", "openmind-mm", "openmind-pt", "openmind-nlp", "openmind-data"},
     # the README's other install commands
     "openmind[ms]": {"openmind", "openmind-ms", "openmind-nlp", "openmind-data"},
