@@ -141,8 +141,18 @@ class FinetuningArguments:
     use_dora: bool = arg(False, "Use DoRA.")
     use_rslora: bool = arg(False, "Use rank-stabilised LoRA.")
     freeze_trainable_layers: int = arg(2, "freeze: train the last N layers (negative: the first N).")
-    pref_beta: float = arg(0.1, "DPO beta.")
+    pref_beta: float = arg(0.1, "Preference beta (DPO/KTO/SimPO beta, ORPO lambda, GRPO KL coefficient).")
     pref_loss: str = arg("sigmoid", "DPO loss variant.", ("sigmoid", "hinge", "ipo", "robust"))
+    simpo_gamma: float = arg(0.5, "SimPO target reward margin.")
+    kto_desirable_weight: float = arg(1.0, "KTO weight of desirable answers.")
+    kto_undesirable_weight: float = arg(1.0, "KTO weight of undesirable answers.")
+    reward_funcs: list[str] = arg(
+        ["exact_match"],
+        "GRPO reward functions: registered names (exact_match, regex:PATTERN, length:N) or module:function.",
+    )
+    num_generations: int = arg(4, "GRPO completions per prompt (the group).")
+    max_completion_length: int = arg(64, "GRPO: most new tokens per completion.")
+    generation_temperature: float = arg(1.0, "GRPO: sampling temperature of the completions.")
     quantization_bit: int | None = arg(None, "qlora: 4 or 8 bit base weights (needs CUDA and bitsandbytes).")
 
 

@@ -23,6 +23,7 @@ FrameworkSpec      name                        a framework (pt, ms, ...): availa
 ArgumentGroupSpec  name                        a unified argument group added to some verbs
 RouteSpec          (path, methods)             an HTTP route of ``openmind deploy``'s server
 EvalKindSpec       name                        a kind of evaluation task (how items are scored)
+RewardSpec         name                        a reward function of online RL stages (grpo)
 =================  ==========================  ===========================================
 """
 
@@ -316,6 +317,22 @@ class EvalKindSpec(Spec):
     capability: str = "generative"
 
 
+@dataclass(frozen=True)
+class RewardSpec(Spec):
+    """A reward function of the online RL stages (``grpo``), used as ``--reward-funcs NAME`` or
+    ``NAME:PARAM``.
+
+    ``impl`` names a factory ``make(param: str | None) -> reward`` where ``reward(prompts,
+    completions, **columns) -> list[float | None]`` (trl's reward-function signature: the dataset
+    columns, e.g. ``answer``, arrive as keyword lists). ``takes_param``: whether ``NAME:PARAM``
+    is required (``regex:PATTERN``) or optional (``length``).
+    """
+
+    kind: ClassVar[str] = "reward"
+    name: str
+    takes_param: str = "no"  # "no", "optional" or "required"
+
+
 SPEC_KINDS: dict[str, type[Spec]] = {
     cls.kind: cls
     for cls in (
@@ -334,6 +351,7 @@ SPEC_KINDS: dict[str, type[Spec]] = {
         RouteSpec,
         EvalKindSpec,
         DatasetFormatSpec,
+        RewardSpec,
     )
 }
 
