@@ -179,9 +179,17 @@ class TrainingArguments:
     mixed_precision: str = arg("auto", "Mixed precision.", ("auto", "no", "fp16", "bf16"))
     resume: bool = arg(False, "Resume from the latest complete checkpoint in output_dir.")
     overwrite_output_dir: bool = arg(False, "Allow writing into a non-empty output_dir.")
-    nproc: int = arg(1, "Processes (devices) to train on; > 1 relaunches through torchrun.")
-    deepspeed: str | None = arg(None, "DeepSpeed config file (passed through accelerate).")
-    fsdp: str | None = arg(None, "FSDP options (passed through accelerate).")
+    nproc: int = arg(1, "Processes (devices) per node; > 1 relaunches through torchrun (msrun on MindSpore).")
+    nnodes: int = arg(1, "Nodes (machines) of a multi-node run; each runs the same command with its --node-rank.")
+    node_rank: int = arg(0, "Rank of this node in a multi-node run (0 .. nnodes-1).")
+    master_addr: str | None = arg(None, "Address of node 0 in a multi-node run (default 127.0.0.1).")
+    master_port: int | None = arg(None, "Rendezvous port on node 0 (default: a free port; fixed 29500 when nnodes > 1).")
+    deepspeed: str | None = arg(
+        None, "DeepSpeed ZeRO: a preset (z1, z2, z2-offload, z3, z3-offload) or a DeepSpeed JSON file."
+    )
+    fsdp: str | None = arg(
+        None, "FSDP2: a preset (full_shard, shard_grad_op, full_shard_offload) or a JSON file of fsdp_config."
+    )
     report_to: list[str] = arg(["tensorboard"], "Loggers: tensorboard, none.")
     plot_loss: bool = arg(True, "Write a loss-curve PNG at the end.")
 

@@ -148,8 +148,9 @@ class TorchTrainer(FrameworkTrainer):
                 "early_stopping_patience needs an evaluation set: pass --val-size or --eval-dataset",
                 location="early_stopping_patience",
             )
-        if t.deepspeed and not os.path.isfile(t.deepspeed):
-            raise T_BAD_SETUP.error(f"DeepSpeed config {t.deepspeed!r} does not exist", location="deepspeed")
+        from openmind.pt.training.distributed import check_distributed
+
+        check_distributed(self.args, _device_guess())
 
     def _find_resume(self) -> str | None:
         from openmind.pt.training.checkpoints import checkpoints, latest_complete, remove_incomplete
@@ -207,16 +208,16 @@ class TorchTrainer(FrameworkTrainer):
             include_num_input_tokens_seen="no",  # counted by openmind (exact, padding-free aware)
             dataloader_num_workers=0,
             ddp_find_unused_parameters=False,
-            deepspeed=t.deepspeed,
             **extra,
         )
+        from openmind.pt.training.distributed import trainer_kwargs
+
+        kwargs.update(trainer_kwargs(self.args))
         if t.gradient_checkpointing:
             # transformers 5 renamed it activation_checkpointing; older releases know the old name
             name = "activation_checkpointing" if "activation_checkpointing" in fields else "gradient_checkpointing"
             kwargs[name] = True
             kwargs[f"{name}_kwargs"] = {"use_reentrant": False}
-        if t.fsdp:
-            kwargs["fsdp"] = t.fsdp
         if t.early_stopping_patience is not None:
             kwargs.update(load_best_model_at_end=True, metric_for_best_model="eval_loss", greater_is_better=False)
             kwargs["eval_steps"] = t.save_steps
@@ -263,6 +264,13 @@ class TorchTrainer(FrameworkTrainer):
         if self.hf.is_world_process_zero():
             self.loaded.tokenizer.save_pretrained(out)
             save_template_file(self.loaded, out)
+
+
+def _device_guess() -> str:
+    """The device the run will use, without loading a model (for the checks before step 1)."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 class _StateTokens:
