@@ -166,7 +166,9 @@ def _encode_converted(out: dict[str, list], encoder: Any):
     encoded = encoder(batch) if good else None
     token_cols = [k for k in encoded if not k.startswith("_")] if encoded else encoder.output_columns()
     n = len(out["_problems"])
-    result: dict[str, list] = {c: [[] for _ in range(n)] for c in token_cols}
+    # rows that failed the checks get empty values (dropped later): [] for token lists, None for
+    # the scalar columns of some stages (kto's label, grpo's answer)
+    result: dict[str, list] = {c: [None if c in ("label", "answer") else [] for _ in range(n)] for c in token_cols}
     result["_status"] = [OK] * n
     result["_length"] = [0] * n
     result["_problems"] = list(out["_problems"])
