@@ -218,6 +218,15 @@ def integration(session: nox.Session) -> None:
 
 
 @nox.session
+def distributed(session: nox.Session) -> None:
+    """Multi-process training on CPU (gloo): FSDP2, DeepSpeed ZeRO-2, 2-node torchrun; several
+    processes per test, so kept out of tests(framework='pt') and of the default sessions."""
+    names, extra = PACKAGES["pt"]
+    install(session, names, [*extra, "deepspeed"])
+    run_pytest(session, f"{pkg('pt')}/tests_distributed")
+
+
+@nox.session
 def wheels(session: nox.Session) -> None:
     """Build every wheel on its own, check the namespace layout, install variants in fresh venvs."""
     session.install("build", "hatchling")

@@ -183,7 +183,9 @@ class TrainingArguments:
     nnodes: int = arg(1, "Nodes (machines) of a multi-node run; each runs the same command with its --node-rank.")
     node_rank: int = arg(0, "Rank of this node in a multi-node run (0 .. nnodes-1).")
     master_addr: str | None = arg(None, "Address of node 0 in a multi-node run (default 127.0.0.1).")
-    master_port: int | None = arg(None, "Rendezvous port on node 0 (default: a free port; fixed 29500 when nnodes > 1).")
+    master_port: int | None = arg(
+        None, "Rendezvous port on node 0 (default: a free port; fixed 29500 when nnodes > 1)."
+    )
     deepspeed: str | None = arg(
         None, "DeepSpeed ZeRO: a preset (z1, z2, z2-offload, z3, z3-offload) or a DeepSpeed JSON file."
     )
