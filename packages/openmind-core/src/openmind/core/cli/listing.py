@@ -29,6 +29,7 @@ KINDS = {
     "argument-groups": "argument-group",
     "routes": "route",
     "eval-kinds": "eval-kind",
+    "rewards": "reward",
     "plugins": None,
 }
 
@@ -178,6 +179,13 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
         rows = [
             [k.name, k.capability, k.description, provider(k)]
             for k in sorted(registry.all("eval-kind"), key=lambda k: k.name)
+        ]
+        return headers, rows
+    if what == "rewards":
+        headers = ["reward", "parameter", "description", "provided by"]
+        rows = [
+            [r.name, r.takes_param, r.description, provider(r)]
+            for r in sorted(registry.all("reward"), key=lambda r: r.name)
         ]
         return headers, rows
     raise ValueError(what)
