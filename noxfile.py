@@ -67,6 +67,7 @@ DEFAULT_SESSIONS = [
     "wheels",
     "installs",
     "webui",
+    "distributed",
 ]
 #: `.ci/run` runs the same sessions in two lanes side by side (`OPENMIND_CI_LANE=1 nox` and
 #: `OPENMIND_CI_LANE=2 nox`): most sessions spend much of their time installing and in
@@ -79,6 +80,7 @@ CI_LANE_1 = [
     "tests(package='core')",
     "tests(package='data')",
     "wheels",
+    "distributed",
 ]
 _lane = os.environ.get("OPENMIND_CI_LANE", "").strip()
 if _lane == "1":
@@ -338,6 +340,15 @@ def webui(session: nox.Session) -> None:
     names, extra = PACKAGES["webui"]
     install(session, names, extra)
     run_pytest(session, f"{pkg('webui')}/tests")
+
+
+@nox.session
+def distributed(session: nox.Session) -> None:
+    """Multi-process training on CPU (gloo): FSDP2, DeepSpeed ZeRO-2, 2-node torchrun; several
+    processes per test, so kept out of tests(framework='pt') and of the default sessions."""
+    names, extra = PACKAGES["pt"]
+    install(session, names, [*extra, "deepspeed"])
+    run_pytest(session, f"{pkg('pt')}/tests_distributed")
 
 
 @nox.session

@@ -171,6 +171,17 @@ def test_errors_before_the_first_step(tiny_dir, sft_file, tmp_path):
             output_dir=str(tmp_path / "c"),
             **quick(),
         )
+    for i, extra in enumerate(({"fsdp": "full_shard"}, {"deepspeed": "z2"}, {"nnodes": 2})):
+        with raises_code("OM-T014") as info:
+            openmind.train(
+                None,
+                model=str(tiny_dir),
+                dataset=[str(sft_file)],
+                output_dir=str(tmp_path / f"d{i}"),
+                **extra,
+                **quick(),
+            )
+        assert "PyTorch" in info.value.message or "torchrun" in info.value.message
     assert not list(tmp_path.glob("*/checkpoint-*"))
 
 

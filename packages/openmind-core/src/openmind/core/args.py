@@ -145,8 +145,18 @@ class FinetuningArguments:
     use_dora: bool = arg(False, "Use DoRA.")
     use_rslora: bool = arg(False, "Use rank-stabilised LoRA.")
     freeze_trainable_layers: int = arg(2, "freeze: train the last N layers (negative: the first N).")
-    pref_beta: float = arg(0.1, "DPO beta.")
+    pref_beta: float = arg(0.1, "Preference beta (DPO/KTO/SimPO beta, ORPO lambda, GRPO KL coefficient).")
     pref_loss: str = arg("sigmoid", "DPO loss variant.", ("sigmoid", "hinge", "ipo", "robust"))
+    simpo_gamma: float = arg(0.5, "SimPO target reward margin.")
+    kto_desirable_weight: float = arg(1.0, "KTO weight of desirable answers.")
+    kto_undesirable_weight: float = arg(1.0, "KTO weight of undesirable answers.")
+    reward_funcs: list[str] = arg(
+        ["exact_match"],
+        "GRPO reward functions: registered names (exact_match, regex:PATTERN, length:N) or module:function.",
+    )
+    num_generations: int = arg(4, "GRPO completions per prompt (the group).")
+    max_completion_length: int = arg(64, "GRPO: most new tokens per completion.")
+    generation_temperature: float = arg(1.0, "GRPO: sampling temperature of the completions.")
     quantization_bit: int | None = arg(None, "qlora: 4 or 8 bit base weights (needs CUDA and bitsandbytes).")
 
 
@@ -173,9 +183,19 @@ class TrainingArguments:
     mixed_precision: str = arg("auto", "Mixed precision.", ("auto", "no", "fp16", "bf16"))
     resume: bool = arg(False, "Resume from the latest complete checkpoint in output_dir.")
     overwrite_output_dir: bool = arg(False, "Allow writing into a non-empty output_dir.")
-    nproc: int = arg(1, "Processes (devices) to train on; > 1 relaunches through torchrun.")
-    deepspeed: str | None = arg(None, "DeepSpeed config file (passed through accelerate).")
-    fsdp: str | None = arg(None, "FSDP options (passed through accelerate).")
+    nproc: int = arg(1, "Processes (devices) per node; > 1 relaunches through torchrun (msrun on MindSpore).")
+    nnodes: int = arg(1, "Nodes (machines) of a multi-node run; each runs the same command with its --node-rank.")
+    node_rank: int = arg(0, "Rank of this node in a multi-node run (0 .. nnodes-1).")
+    master_addr: str | None = arg(None, "Address of node 0 in a multi-node run (default 127.0.0.1).")
+    master_port: int | None = arg(
+        None, "Rendezvous port on node 0 (default: a free port; fixed 29500 when nnodes > 1)."
+    )
+    deepspeed: str | None = arg(
+        None, "DeepSpeed ZeRO: a preset (z1, z2, z2-offload, z3, z3-offload) or a DeepSpeed JSON file."
+    )
+    fsdp: str | None = arg(
+        None, "FSDP2: a preset (full_shard, shard_grad_op, full_shard_offload) or a JSON file of fsdp_config."
+    )
     report_to: list[str] = arg(["tensorboard"], "Loggers: tensorboard, none.")
     plot_loss: bool = arg(True, "Write a loss-curve PNG at the end.")
     trainer_args: dict[str, Any] = arg(

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         ModelGroupSpec,
         PipelineSpec,
         PipelineWrapperSpec,
+        RewardSpec,
         RouteSpec,
         TaskSpec,
         TemplateSpec,
@@ -227,5 +228,14 @@ def openmind_register_dataset_formats(register: Callable[[DatasetFormatSpec], No
     ``formatting`` argument's choices are the registered names.
 
     :param register: call with one :class:`~openmind.core.specs.DatasetFormatSpec` per format.
+    :returns: nothing.
+    """
+
+
+@hookspec
+def openmind_register_rewards(register: Callable[[RewardSpec], None]) -> None:
+    """Register reward functions of the online RL training stages (``grpo``).
+
+    :param register: call with one :class:`~openmind.core.specs.RewardSpec` per reward.
     :returns: nothing.
     """

@@ -42,6 +42,7 @@ REGISTRATION_HOOKS = (
     "openmind_register_argument_groups",
     "openmind_register_routes",
     "openmind_register_eval_kinds",
+    "openmind_register_rewards",
     "openmind_register_dataset_formats",
     "openmind_register_config_dialects",
 )

@@ -24,6 +24,7 @@ ArgumentGroupSpec  name                        a unified argument group added to
 RouteSpec          (path, methods)             an HTTP route of ``openmind deploy``'s server
 EvalKindSpec       name                        a kind of evaluation task (how items are scored)
 ConfigDialectSpec  name                        other tools' config keys mapped onto ours
+RewardSpec         name                        a reward function of online RL stages (grpo)
 =================  ==========================  ===========================================
 """
 
@@ -385,6 +386,22 @@ class ConfigDialectSpec(Spec):
     priority: int = 0
 
 
+@dataclass(frozen=True)
+class RewardSpec(Spec):
+    """A reward function of the online RL stages (``grpo``), used as ``--reward-funcs NAME`` or
+    ``NAME:PARAM``.
+
+    ``impl`` names a factory ``make(param: str | None) -> reward`` where ``reward(prompts,
+    completions, **columns) -> list[float | None]`` (trl's reward-function signature: the dataset
+    columns, e.g. ``answer``, arrive as keyword lists). ``takes_param``: whether ``NAME:PARAM``
+    is required (``regex:PATTERN``) or optional (``length``).
+    """
+
+    kind: ClassVar[str] = "reward"
+    name: str
+    takes_param: str = "no"  # "no", "optional" or "required"
+
+
 SPEC_KINDS: dict[str, type[Spec]] = {
     cls.kind: cls
     for cls in (
@@ -404,6 +421,7 @@ SPEC_KINDS: dict[str, type[Spec]] = {
         EvalKindSpec,
         DatasetFormatSpec,
         ConfigDialectSpec,
+        RewardSpec,
     )
 }
 

@@ -10,6 +10,11 @@ Input ``formatting``:
 * ``preference`` — ``prompt`` (text or messages) or ``messages``, plus ``chosen``/``rejected``
   (text, a message, or trl's conversational lists; full conversations sharing the prompt work too).
 * ``pretrain`` — ``text``.
+
+Target formats of the preference/RL stages: ``unpaired`` (``kto``) takes any conversation layout
+plus the desirability column (LLaMA-Factory's ``kto_tag`` mapping; default column ``label``, as
+trl's); ``prompts`` (``grpo``) takes any conversation layout: a final assistant turn (alpaca's
+``output``) becomes the reference ``answer``, else the ``answer`` column (optional) is used.
 * any format a plugin registers (:class:`~openmind.core.specs.DatasetFormatSpec`, hook
   ``openmind_register_dataset_formats``): its converter turns a row into one of the formats above.
 
@@ -88,6 +93,7 @@ COLUMN_KEYS = (
     "rejected",
     "text",
     "kto_tag",
+    "answer",
 )
 TAG_KEYS = tuple(DEFAULT_TAGS["sharegpt"])
 
@@ -204,7 +210,7 @@ class Converter:
             keys = ["prompt"]
             if self.target in ("preference", "pairwise"):
                 keys += ["chosen", "rejected"]
-            elif self.target != "pretrain":
+            elif self.target not in ("pretrain", "prompts"):
                 keys += ["response"]
         elif self.fmt in ("sharegpt", "openai", "sft"):
             keys = ["messages"] + (["chosen", "rejected"] if self.target in ("preference", "pairwise") else [])
@@ -212,7 +218,14 @@ class Converter:
             keys = ["text"]
         else:
             keys = ["chosen", "rejected"]
-        return [(k, m.column(k) or k) for k in keys]
+        pairs = [(k, m.column(k) or k) for k in keys]
+        if self.target == "unpaired":
+            pairs.append(("kto_tag", self.kto_column()))
+        return pairs
+
+    def kto_column(self) -> str:
+        """The source column of KTO's desirability flag: the ``kto_tag`` mapping, else ``label``."""
+        return self.mapping.column("kto_tag") or "label"
 
     # ---- entry point ------------------------------------------------------------------
     def __call__(self, row: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
@@ -278,6 +291,27 @@ class Converter:
             if "chosen" not in out:
                 return {}, [Problem(m.column("chosen") or "chosen", "missing")]
             out.pop("tools", None)
+        if target == "unpaired":
+            out.setdefault("tools", _tools_json(row.get(m.column("tools") or "tools")))
+            col = self.kto_column()
+            label = row.get(col)
+            if isinstance(label, int) and not isinstance(label, bool) and label in (0, 1):
+                label = bool(label)
+            elif isinstance(label, str) and label.strip().lower() in ("true", "false"):
+                label = label.strip().lower() == "true"
+            elif not isinstance(label, bool):
+                return {}, [Problem(col, f"the kto_tag must be true or false, not {label!r}")]
+            out["label"] = label
+        if target == "prompts":
+            out.pop("tools", None)
+            messages = list(out.get("messages") or [])
+            answer = out.get("answer", out.get("chosen"))  # a preference row: the chosen answer
+            if messages and messages[-1]["role"] == "assistant":
+                answer = messages.pop()["content"]
+            elif answer is None:
+                value = row.get(m.column("answer") or "answer")
+                answer = value if value is None or isinstance(value, str) else str(value)
+            out = {"messages": messages, "answer": answer}
         return out, media_problems
 
     # ---- layouts ----------------------------------------------------------------------
@@ -313,6 +347,8 @@ class Converter:
             elif value:
                 query.append(value)
         messages.append(message("user", "\n".join(query)))
+        if self.target == "prompts":
+            return {"messages": messages, "answer": row.get(m.column("response") or "output")}, problems
         if self.target == "pretrain":
             return {"text": "\n".join(query)}, problems
         if self.target in ("preference", "pairwise"):

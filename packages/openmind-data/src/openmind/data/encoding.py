@@ -30,7 +30,7 @@ from bisect import bisect_left
 from typing import Any
 
 from openmind.core.training.layout import IGNORE_INDEX
-from openmind.data.formats import for_template, parse_tools
+from openmind.data.formats import PAIR_STAGES, for_template, parse_tools
 
 #: row status codes written by the encoder (counted in the report, see preparation.py)
 OK, TRUNCATED, DROPPED, TOO_LONG, NO_LABELS = 0, 1, 2, 3, 4
@@ -78,7 +78,10 @@ def _bos_eos(tokenizer: Any) -> tuple[list[int], list[int]]:
 class Encoder:
     """Batch function for ``datasets.map(batched=True)``: standard rows -> ids/labels.
 
-    :param stage: ``sft`` (conversations), ``pt`` (text) or ``dpo``/``rm`` (preference pairs).
+    :param stage: ``sft`` (conversations), ``pt`` (text), ``dpo``/``rm``/``orpo``/``simpo``
+        (preference pairs), ``kto`` (one answer + its ``label``: ``input_ids``/``labels`` with only the
+        last answer trained) or ``grpo`` (``prompt_ids``: the prompt up to the assistant header, and the
+        reference ``answer`` text).
     """
 
     def __init__(
@@ -98,7 +101,7 @@ class Encoder:
         self.tokenizer = tokenizer
         self.template = template
         self.stage = stage
-        self.train_on = "last" if stage in ("dpo", "rm") else train_on
+        self.train_on = "last" if stage in (*PAIR_STAGES, "kto", "grpo") else train_on
         self.cutoff_len = int(cutoff_len)
         self.truncation = truncation
         self._backend = None
@@ -223,15 +226,21 @@ class Encoder:
 
     # ---- batch entry points -----------------------------------------------------------
     def output_columns(self) -> list[str]:
-        if self.stage in ("dpo", "rm"):
+        if self.stage in PAIR_STAGES:
             return ["chosen_input_ids", "chosen_labels", "rejected_input_ids", "rejected_labels"]
+        if self.stage == "kto":
+            return ["input_ids", "labels", "label"]
+        if self.stage == "grpo":
+            return ["prompt_ids", "answer"]
         return ["input_ids", "labels"]
 
     def __call__(self, batch: dict[str, list]) -> dict[str, list]:
         if self.stage == "pt":
             return self._pretrain(batch)
-        if self.stage in ("dpo", "rm"):
+        if self.stage in PAIR_STAGES:
             return self._pairs(batch)
+        if self.stage == "grpo":
+            return self._prompts(batch)
         return self._sft(batch)
 
     def _finish(self, out: dict[str, list], batch: dict[str, list]) -> Any:
@@ -258,6 +267,37 @@ class Encoder:
             out["labels"].append(labels if status in (OK, TRUNCATED) else [])
             out["_status"].append(status)
             out["_length"].append(length)
+            out["_problems"].append(None)
+        if self.stage == "kto":
+            out["label"] = [bool(x) for x in batch["label"]]
+        return self._finish(out, batch)
+
+    def _prompts(self, batch: dict[str, list]) -> dict[str, list]:
+        """GRPO prompts: the tokens before the answer of ``messages + [assistant: answer]`` (the
+        prompt as the model sees it at generation, assistant header included); tokenised with the
+        answer so that the prompt ends on the same token boundary as in training and inference."""
+        items = [
+            (list(m) + [{"role": "assistant", "content": a or "0", "tool_calls": None, "name": None}], None)
+            for m, a in zip(batch["messages"], batch["answer"])
+        ]
+        out: dict[str, list] = {"prompt_ids": [], "answer": [], "_status": [], "_length": [], "_problems": []}
+        for result, answer in zip(self.encode_conversations(items), batch["answer"]):
+            out["answer"].append(answer or "")
+            if isinstance(result, str):
+                out["prompt_ids"].append([])
+                out["_status"].append(OK)
+                out["_length"].append(0)
+                out["_problems"].append(json.dumps([{"field": "messages", "reason": result, "code": "OM-D011"}]))
+                continue
+            ids, labels = result
+            start = next((i for i, x in enumerate(labels) if x != IGNORE_INDEX), len(ids))
+            prompt = ids[:start]
+            status = OK if len(prompt) < self.cutoff_len else (DROPPED if self.truncation == "drop" else TOO_LONG)
+            if status == TOO_LONG and self.truncation == "left":
+                prompt, status = prompt[-(self.cutoff_len - 1) :], TRUNCATED
+            out["prompt_ids"].append(prompt if status in (OK, TRUNCATED) else [])
+            out["_status"].append(status)
+            out["_length"].append(len(ids[:start]))
             out["_problems"].append(None)
         return self._finish(out, batch)
 
@@ -326,7 +366,8 @@ class Encoder:
         return self._finish(out, batch)
 
 
-_INT_COLUMNS = {"_status": "int8", "_length": "int32", "_file": "int32", "_row": "int64"}
+_INT_COLUMNS = {"_status": "int8", "_length": "int32", "_file": "int32", "_row": "int64", "label": "bool"}
+_STRING_COLUMNS = ("_problems", "answer")
 
 
 def to_table(out: dict[str, list]):
@@ -340,7 +381,7 @@ def to_table(out: dict[str, list]):
     for name, values in out.items():
         if name in _INT_COLUMNS:
             arrays[name] = pa.array(values, type=_INT_COLUMNS[name])
-        elif name == "_problems":
+        elif name in _STRING_COLUMNS:
             arrays[name] = pa.array(values, type=pa.string())
         else:
             offsets = np.zeros(len(values) + 1, dtype=np.int32)

@@ -8,6 +8,10 @@ format             task   columns
 ``preference``     dpo    ``messages`` (the prompt, ending with a user turn), ``chosen``,
                           ``rejected`` (the two assistant answers)
 ``pairwise``       rm     as ``preference``
+``unpaired``       kto    ``messages`` (a conversation ending with the answer), ``tools``,
+                          ``label`` (true: desirable answer; LLaMA-Factory's ``kto_tag``)
+``prompts``        grpo   ``messages`` (the prompt, ending with a user turn), ``answer``
+                          (the reference answer given to the reward functions; may be empty)
 ``multimodal-sft`` mm-sft as ``sft`` + ``images``/``videos``/``audios``: one ``<image>`` /
                           ``<video>`` / ``<audio>`` placeholder in the text per media file
 =================  =====  ================================================================
@@ -40,10 +44,24 @@ FORMATS: dict[str, tuple[str, tuple[str, ...]]] = {
     "sft": ("sft", ("messages", "tools")),
     "preference": ("dpo", ("messages", "chosen", "rejected")),
     "pairwise": ("rm", ("messages", "chosen", "rejected")),
+    "unpaired": ("kto", ("messages", "tools", "label")),
+    "prompts": ("grpo", ("messages", "answer")),
     "multimodal-sft": ("mm-sft", ("messages", "tools", *MEDIA)),
 }
 #: training stage -> the standard format its rows must have
-STAGE_FORMAT = {"pt": "pretrain", "sft": "sft", "dpo": "preference", "rm": "pairwise", "mm-sft": "multimodal-sft"}
+STAGE_FORMAT = {
+    "pt": "pretrain",
+    "sft": "sft",
+    "dpo": "preference",
+    "rm": "pairwise",
+    "orpo": "preference",
+    "simpo": "preference",
+    "kto": "unpaired",
+    "grpo": "prompts",
+    "mm-sft": "multimodal-sft",
+}
+#: the stages trained on chosen/rejected pairs (encoded as two sequences per row)
+PAIR_STAGES = ("dpo", "rm", "orpo", "simpo")
 
 
 @dataclass(frozen=True)
@@ -72,8 +90,12 @@ def features(fmt: str):
         cols["text"] = Value("string")
     else:
         cols["messages"] = [message]
-        if fmt in ("sft", "multimodal-sft"):
+        if fmt in ("sft", "multimodal-sft", "unpaired"):
             cols["tools"] = Value("string")
+        if fmt == "unpaired":
+            cols["label"] = Value("bool")
+        if fmt == "prompts":
+            cols["answer"] = Value("string")
         if fmt in ("preference", "pairwise"):
             cols["chosen"] = Value("string")
             cols["rejected"] = Value("string")
@@ -244,8 +266,25 @@ def check_row(fmt: str, row: dict[str, Any]) -> list[Problem]:
         if not problems and row["chosen"] == row["rejected"]:
             problems.append(Problem("rejected", "chosen and rejected answers are identical"))
         return problems
+    if fmt == "prompts":
+        problems = check_conversation(row.get("messages"), prompt_only=True)
+        answer = row.get("answer")
+        if answer is not None and not isinstance(answer, str):
+            problems.append(Problem("answer", f"must be a string, not {type(answer).__name__}"))
+        return problems
     problems = check_conversation(row.get("messages"))
     problems += check_tools(row.get("tools"))
+    if fmt == "unpaired":
+        label = row.get("label")
+        if not isinstance(label, bool):
+            problems.append(
+                Problem(
+                    "label",
+                    "missing (the kto_tag column: true for a desirable answer, false for an undesirable one)"
+                    if label is None
+                    else f"must be true or false, not {label!r}",
+                )
+            )
     if fmt == "multimodal-sft":
         problems += check_media(row)
     else:

@@ -21,7 +21,7 @@ from typing import Any
 from openmind.data import catalog, readers
 from openmind.data.converters import Converter, Mapping, detect
 from openmind.data.errors import D_BAD_LINE, D_BAD_ROW, D_COLUMN, D_EMPTY, D_FORMAT, D_STAGE
-from openmind.data.formats import MEDIA, STAGE_FORMAT, Problem, check_row, features
+from openmind.data.formats import MEDIA, PAIR_STAGES, STAGE_FORMAT, Problem, check_row, features
 from openmind.data.workers import can_fork, map_batches
 
 STAGES = tuple(STAGE_FORMAT)
@@ -167,7 +167,9 @@ def _encode_converted(out: dict[str, list], encoder: Any):
     encoded = encoder(batch) if good else None
     token_cols = [k for k in encoded if not k.startswith("_")] if encoded else encoder.output_columns()
     n = len(out["_problems"])
-    result: dict[str, list] = {c: [[] for _ in range(n)] for c in token_cols}
+    # rows that failed the checks get empty values (dropped later): [] for token lists, None for
+    # the scalar columns of some stages (kto's label, grpo's answer)
+    result: dict[str, list] = {c: [None if c in ("label", "answer") else [] for _ in range(n)] for c in token_cols}
     result["_status"] = [OK] * n
     result["_length"] = [0] * n
     result["_problems"] = list(out["_problems"])
@@ -191,7 +193,7 @@ def _formatting(entry: catalog.DatasetEntry, source: readers.Source, data_args: 
     if columns == ["_json"]:
         sample = next((json.loads(s) for s in source.dataset["_json"][:50] if s != "{}"), {})
         columns = list(sample)
-    ranking = entry.ranking or stage in ("dpo", "rm")
+    ranking = entry.ranking or stage in PAIR_STAGES
     if fmt in ("auto", None):
         fmt, detected_ranking = detect(columns)
         ranking = ranking or detected_ranking
@@ -214,6 +216,16 @@ def _target(stage: str, mapping: Mapping, source: readers.Source) -> str:
     if target in ("preference", "pairwise") and mapping.formatting == "pretrain":
         raise D_STAGE.error(
             f"{source.path} holds plain text; stage {stage!r} needs chosen/rejected pairs", location=source.path
+        )
+    if target in ("unpaired", "prompts") and mapping.formatting == "pretrain":
+        what = "conversations with a kto_tag (label)" if target == "unpaired" else "prompts (conversations)"
+        raise D_STAGE.error(f"{source.path} holds plain text; stage {stage!r} needs {what}", location=source.path)
+    if target == "unpaired" and mapping.ranking:
+        raise D_STAGE.error(
+            f"{source.path} holds chosen/rejected pairs; stage 'kto' needs single answers marked desirable or not",
+            location=source.path,
+            hint="Write one row per answer with a boolean kto_tag column (LLaMA-Factory's layout: "
+            '"columns": {"messages": "messages", "kto_tag": "label"}), or train the pairs with dpo/orpo/simpo.',
         )
     if target == "sft" and mapping.formatting == "pretrain":
         raise D_STAGE.error(

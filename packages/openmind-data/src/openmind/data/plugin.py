@@ -43,6 +43,31 @@ def openmind_register_datasets(register):
             description="Chosen/rejected pairs for reward-model training.",
         )
     )
+    for task in ("orpo", "simpo"):
+        register(
+            DatasetSpec(
+                name=f"preference-{task}",
+                task=task,
+                columns=("messages", "chosen", "rejected"),
+                description=f"A prompt conversation with a chosen and a rejected answer ({task}).",
+            )
+        )
+    register(
+        DatasetSpec(
+            name="unpaired",
+            task="kto",
+            columns=("messages", "tools", "label"),
+            description="A conversation ending with one answer and label (true: desirable; LLaMA-Factory's kto_tag).",
+        )
+    )
+    register(
+        DatasetSpec(
+            name="prompts",
+            task="grpo",
+            columns=("messages", "answer"),
+            description="A prompt conversation and an optional reference answer for the reward functions.",
+        )
+    )
 
 
 @hookimpl

@@ -147,6 +147,10 @@ TRAINING_TASKS = (
         aliases=("reward-model",),
         description="Reward-model training on chosen/rejected pairs.",
     ),
+    TaskSpec(name="kto", kind_of="training", description="KTO on single answers marked desirable or undesirable."),
+    TaskSpec(name="orpo", kind_of="training", description="ORPO (odds-ratio preference, no reference model)."),
+    TaskSpec(name="simpo", kind_of="training", description="SimPO (length-normalised, reference-free preference)."),
+    TaskSpec(name="grpo", kind_of="training", description="GRPO: online RL on prompts with reward functions."),
 )
 
 

@@ -30,6 +30,7 @@ KINDS = {
     "routes": "route",
     "eval-kinds": "eval-kind",
     "dialects": "config-dialect",
+    "rewards": "reward",
     "plugins": None,
 }
 
@@ -198,6 +199,13 @@ def rows_for(registry: Registry, what: str, framework: str | None, installed: bo
         rows = [
             [d.name, ", ".join(d.aliases), str(d.priority), d.description, provider(d)]
             for d in sorted(registry.all("config-dialect"), key=lambda d: (-d.priority, d.name))
+        ]
+        return headers, rows
+    if what == "rewards":
+        headers = ["reward", "parameter", "description", "provided by"]
+        rows = [
+            [r.name, r.takes_param, r.description, provider(r)]
+            for r in sorted(registry.all("reward"), key=lambda r: r.name)
         ]
         return headers, rows
     raise ValueError(what)

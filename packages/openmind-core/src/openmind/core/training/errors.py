@@ -90,3 +90,17 @@ T_NOT_TRAINABLE = define(
     "of those stages, or install the package that adds the missing trainer.",
     TrainingError,
 )
+T_REWARD = define(
+    "OM-T013",
+    "Unknown or unusable reward function",
+    "--reward-funcs takes registered rewards (`openmind list rewards`: exact_match, regex:PATTERN, length:N ...) "
+    "or an importable module:function with trl's signature reward(prompts, completions, **columns) -> list[float].",
+    TrainingError,
+)
+T_DISTRIBUTED = define(
+    "OM-T014",
+    "Distributed setup cannot work",
+    "The message names the combination (engine, stage, finetuning type, framework, device) that cannot run; "
+    "docs/distributed.md lists what each engine supports.",
+    TrainingError,
+)

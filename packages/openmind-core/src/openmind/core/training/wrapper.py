@@ -172,9 +172,14 @@ class TrainerWrapper:
             and not is_worker_process()
         ):
             raise T_OUTPUT_EXISTS.error(f"output_dir {str(out)!r} already holds files", location="output_dir")
-        for key in ("per_device_train_batch_size", "gradient_accumulation_steps", "nproc", "logging_steps"):
+        for key in ("per_device_train_batch_size", "gradient_accumulation_steps", "nproc", "nnodes", "logging_steps"):
             if getattr(training, key) < 1:
                 raise A_BAD_VALUE.error(f"{key} must be >= 1, not {getattr(training, key)}", location=key)
+        if not 0 <= training.node_rank < training.nnodes:
+            raise A_BAD_VALUE.error(
+                f"node_rank must be in 0..{training.nnodes - 1} (nnodes={training.nnodes}), not {training.node_rank}",
+                location="node_rank",
+            )
         if args.data.cutoff_len < 2:
             raise A_BAD_VALUE.error(f"cutoff_len must be >= 2, not {args.data.cutoff_len}", location="cutoff_len")
         ft = args.finetuning
@@ -209,7 +214,8 @@ class TrainerWrapper:
         return self._trainer
 
     def launch_command(self, argv: list[str]) -> list[str] | None:
-        if self.args.training.nproc <= 1 or is_worker_process():
+        t = self.args.training
+        if (t.nproc <= 1 and t.nnodes <= 1) or is_worker_process():
             return None
         return type(self.trainer).launch_command(self.args, argv)
 

@@ -82,6 +82,23 @@ class MindSporeTrainer(FrameworkTrainer):
             raise T_BAD_SETUP.error("DoRA is not available on MindSpore", location="use_dora")
         if args.data.packing:
             raise T_BAD_SETUP.error("packing is not available on MindSpore yet; drop --packing", location="packing")
+        if t.fsdp or t.deepspeed:
+            from openmind.core.training.errors import T_DISTRIBUTED
+
+            engine = "--fsdp" if t.fsdp else "--deepspeed"
+            raise T_DISTRIBUTED.error(
+                f"{engine} is a PyTorch engine (accelerate); MindSpore trains data-parallel through msrun",
+                location="fsdp" if t.fsdp else "deepspeed",
+                hint="Drop it and use --nproc N on MindSpore, or train with --framework pt.",
+            )
+        if t.nnodes > 1:
+            from openmind.core.training.errors import T_DISTRIBUTED
+
+            raise T_DISTRIBUTED.error(
+                "multi-node training (--nnodes > 1) is launched through torchrun on PyTorch only so far",
+                location="nnodes",
+                hint="Use --framework pt for multi-node runs.",
+            )
         if t.nproc > 1 and not os.environ.get("RANK_ID"):
             pass  # launch_command relaunches through msrun
         from openmind.ms.training.schedule import SCHEDULES

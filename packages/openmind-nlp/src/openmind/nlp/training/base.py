@@ -38,6 +38,10 @@ __all__ = [
     "WRAPPERS",
     "DPOWrapper",
     "FrameworkTrainer",
+    "GRPOWrapper",
+    "KTOWrapper",
+    "ORPOWrapper",
+    "SimPOWrapper",
     "NLPTrainerWrapper",
     "PretrainWrapper",
     "RMWrapper",
@@ -126,4 +130,40 @@ class RMWrapper(NLPTrainerWrapper):
     stage = "rm"
 
 
-WRAPPERS: dict[str, type[TrainerWrapper]] = {w.stage: w for w in (PretrainWrapper, SFTWrapper, DPOWrapper, RMWrapper)}
+class KTOWrapper(NLPTrainerWrapper):
+    """KTO (``kto``) on single answers marked desirable or not (``label`` / LLaMA-Factory's ``kto_tag``)."""
+
+    stage = "kto"
+
+
+class ORPOWrapper(NLPTrainerWrapper):
+    """ORPO (``orpo``) on chosen/rejected pairs: SFT loss + odds-ratio term, no reference model."""
+
+    stage = "orpo"
+
+
+class SimPOWrapper(NLPTrainerWrapper):
+    """SimPO (``simpo``) on chosen/rejected pairs: length-normalised, reference-free margin loss."""
+
+    stage = "simpo"
+
+
+class GRPOWrapper(NLPTrainerWrapper):
+    """GRPO (``grpo``) on prompts (+ reference answers) scored by reward functions."""
+
+    stage = "grpo"
+
+
+WRAPPERS: dict[str, type[TrainerWrapper]] = {
+    w.stage: w
+    for w in (
+        PretrainWrapper,
+        SFTWrapper,
+        DPOWrapper,
+        RMWrapper,
+        KTOWrapper,
+        ORPOWrapper,
+        SimPOWrapper,
+        GRPOWrapper,
+    )
+}

@@ -32,6 +32,8 @@ class TrainCommand(Command):
   openmind train --model ./tiny --dataset data.jsonl --stage sft --finetuning-type lora --output-dir runs/a
   openmind train sft.yaml --resume true                 continue from the latest complete checkpoint
   openmind train sft.yaml --nproc 2                     DDP through torchrun (gloo on CPU)
+  openmind train sft.yaml --nproc 2 --fsdp full_shard   FSDP2 (or --deepspeed z2 / z3-offload / FILE)
+  openmind train sft.yaml --nnodes 2 --node-rank 0 --master-addr 10.0.0.1    (same on node 1 with rank 1)
   openmind chat runs/a                                  chat with the result
 
 A run folder holds: the model or adapter, checkpoint-N/, train_summary.json, loss.png, runs/ (TensorBoard)."""
@@ -40,12 +42,14 @@ A run folder holds: the model or adapter, checkpoint-N/, train_summary.json, los
         ns = self.resolve(args)
         spec = wrapper_for(ns.finetuning.stage)  # OM-T012 for a registered task nothing can train
         wrapper = spec.load()(ns)
-        if ns.training.nproc > 1 and not is_worker_process():
+        t = ns.training
+        if (t.nproc > 1 or t.nnodes > 1) and not is_worker_process():
             wrapper.validate()
             args_file = wrapper.save_args()
             command = wrapper.launch_command([str(args_file)])
             if command is not None:
-                print(f"launching {ns.training.nproc} processes: {' '.join(command)}", file=sys.stderr, flush=True)
+                where = f" on node {t.node_rank} of {t.nnodes}" if t.nnodes > 1 else ""
+                print(f"launching {t.nproc} processes{where}: {' '.join(command)}", file=sys.stderr, flush=True)
                 try:
                     return subprocess.run(command, check=False).returncode
                 except FileNotFoundError as exc:

@@ -13,13 +13,17 @@ TRAINER_WRAPPERS = (
     TrainerWrapperSpec(task="sft", impl=f"{_BASE}:SFTWrapper", description="Supervised fine-tuning."),
     TrainerWrapperSpec(task="dpo", impl=f"{_BASE}:DPOWrapper", description="DPO (sigmoid, hinge, ipo, robust)."),
     TrainerWrapperSpec(task="rm", impl=f"{_BASE}:RMWrapper", description="Reward model on preference pairs."),
+    TrainerWrapperSpec(task="kto", impl=f"{_BASE}:KTOWrapper", description="KTO on answers with a kto_tag."),
+    TrainerWrapperSpec(task="orpo", impl=f"{_BASE}:ORPOWrapper", description="ORPO on chosen/rejected pairs."),
+    TrainerWrapperSpec(task="simpo", impl=f"{_BASE}:SimPOWrapper", description="SimPO on chosen/rejected pairs."),
+    TrainerWrapperSpec(task="grpo", impl=f"{_BASE}:GRPOWrapper", description="GRPO on prompts + reward functions."),
 )
 
 COMMANDS = (
     CommandSpec(
         name="train",
         impl="openmind.nlp.training.cli:TrainCommand",
-        help="train a model (pt, sft, dpo, rm; full, freeze, lora, qlora)",
+        help="train a model (pt, sft, dpo, rm, kto, orpo, simpo, grpo; full, freeze, lora, qlora)",
     ),
     CommandSpec(
         name="export",

@@ -217,3 +217,66 @@ def trl_preference(dataset: Any, stage: str = "dpo"):
         return out
 
     return dataset.map(convert, batched=True, remove_columns=dataset.column_names, desc="trl layout")
+
+
+def _prompt_split(ids: list[int], labels: list[int]) -> int:
+    """Index of the first trained token (where the answer starts)."""
+    return next((i for i, x in enumerate(labels) if x != IGNORE_INDEX), len(ids))
+
+
+def trl_paired_tokens(dataset: Any):
+    """Prepared preference rows -> the tokenised layout of trl's CPO/ORPO trainers (their
+    ``DPODataCollatorWithPadding``): ``prompt_input_ids``/``prompt_attention_mask`` (the shared prompt)
+    and, for ``chosen`` and ``rejected``, ``*_input_ids``/``*_attention_mask``/``*_labels`` over the
+    whole sequence with the prompt masked (-100) — exactly the template's labels."""
+
+    def convert(batch: dict[str, list]) -> dict[str, list]:
+        keys = [f"{p}_{k}" for p in ("prompt", "chosen", "rejected") for k in ("input_ids", "attention_mask")]
+        out: dict[str, list] = {k: [] for k in (*keys, "chosen_labels", "rejected_labels")}
+        for ci, cl, ri, rl in zip(
+            batch["chosen_input_ids"], batch["chosen_labels"], batch["rejected_input_ids"], batch["rejected_labels"]
+        ):
+            limit = min(_prompt_split(ci, cl), _prompt_split(ri, rl))
+            n = 0
+            while n < limit and ci[n] == ri[n]:
+                n += 1
+            out["prompt_input_ids"].append(list(ci[:n]))
+            out["prompt_attention_mask"].append([1] * n)
+            for name, ids, labels in (("chosen", ci, cl), ("rejected", ri, rl)):
+                out[f"{name}_input_ids"].append(list(ids))
+                out[f"{name}_attention_mask"].append([1] * len(ids))
+                out[f"{name}_labels"].append(list(labels))
+        return out
+
+    return dataset.map(convert, batched=True, remove_columns=dataset.column_names, desc="trl layout")
+
+
+def trl_unpaired(dataset: Any):
+    """Prepared KTO rows (``input_ids``/``labels``/``label``) -> trl's KTO layout: ``prompt_ids``
+    (before the first trained token), ``completion_ids`` (the answer, end-of-turn included) and ``label``."""
+
+    def convert(batch: dict[str, list]) -> dict[str, list]:
+        out: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "label": []}
+        for ids, labels, label in zip(batch["input_ids"], batch["labels"], batch["label"]):
+            k = _prompt_split(ids, labels)
+            out["prompt_ids"].append(list(ids[:k]))
+            out["completion_ids"].append(list(ids[k:]))
+            out["label"].append(bool(label))
+        return out
+
+    return dataset.map(convert, batched=True, remove_columns=dataset.column_names, desc="trl layout")
+
+
+def trl_prompts(dataset: Any, tokenizer: Any):
+    """Prepared GRPO rows (``prompt_ids``/``answer``) -> trl's GRPO rows: ``prompt`` (the decoded
+    prompt, which trl hands to the reward functions), ``prompt_ids`` (what the model is given:
+    openmind's template, not a re-tokenisation) and ``answer`` (reward-function keyword)."""
+
+    def convert(batch: dict[str, list]) -> dict[str, list]:
+        return {
+            "prompt": tokenizer.batch_decode(batch["prompt_ids"], skip_special_tokens=False),
+            "prompt_ids": [list(x) for x in batch["prompt_ids"]],
+            "answer": list(batch["answer"]),
+        }
+
+    return dataset.map(convert, batched=True, remove_columns=dataset.column_names, desc="trl layout")

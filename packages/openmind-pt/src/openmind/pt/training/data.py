@@ -58,7 +58,9 @@ def build_datasets(
 
     * ``pt`` / ``sft``: ``input_ids``/``labels`` (+ ``position_ids`` when packed); packed batches
       are flattened padding-free into one row, plain ones are padded per batch;
-    * ``dpo``: trl's ``prompt_ids``/``chosen_ids``/``rejected_ids``; ``rm``: ``chosen_ids``/``rejected_ids``.
+    * ``dpo``: trl's ``prompt_ids``/``chosen_ids``/``rejected_ids``; ``rm``: ``chosen_ids``/``rejected_ids``;
+    * ``orpo``/``simpo``: trl's CPO/ORPO tokenised pairs; ``kto``: ``prompt_ids``/``completion_ids``/``label``;
+      ``grpo``: ``prompt``/``prompt_ids``/``answer`` (see :mod:`openmind.pt.training.adapters`).
     """
     if plan is None:
         from openmind.nlp.training.base import TrainPlan, prepare_data
@@ -74,6 +76,15 @@ def build_datasets(
         train = trl_preference(train, stage)
         evald = trl_preference(evald, stage) if evald is not None else None
         return TrainData(train, evald, stats, None)
+    layouts = {"orpo": "trl_paired_tokens", "simpo": "trl_paired_tokens", "kto": "trl_unpaired", "grpo": "trl_prompts"}
+    if stage in layouts:
+        from openmind.pt.training import adapters
+
+        convert = getattr(adapters, layouts[stage])
+        extra = (tokenizer,) if stage == "grpo" else ()
+        train = convert(train, *extra)
+        evald = convert(evald, *extra) if evald is not None else None
+        return TrainData(train, evald, stats, None, tokenizer)
     from openmind.pt.training.adapters import torch_collator
 
     packed = "position_ids" in train.column_names

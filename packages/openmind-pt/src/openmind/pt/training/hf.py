@@ -133,3 +133,79 @@ def reward_trainer_class():
             return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
 
     return OpenMindRewardTrainer
+
+
+class _CountPairs:
+    """Token count for trainers whose batches carry ``*_attention_mask`` columns (no ``input_ids``)."""
+
+    def count_pair_tokens(self, inputs: dict[str, Any]) -> None:
+        if not self.model.training:
+            return
+        masks = [v for k, v in inputs.items() if k.endswith("attention_mask") and not k.startswith(("prompt", "KL"))]
+        if not masks:
+            return
+        n = sum(torch.as_tensor(m).sum() for m in masks)
+        n = torch.as_tensor(n, device=self.args.device, dtype=torch.int64)
+        self.state.num_input_tokens_seen += int(self.accelerator.gather(n).sum().item())
+
+
+def paired_token_trainer_class(kind: str):
+    """trl's ORPO (``orpo``) or CPO (``cpo``: SimPO is CPO with ``loss_type="simpo"``) trainer taking
+    openmind's tokenised pairs (:func:`openmind.pt.training.adapters.trl_paired_tokens`)."""
+    if kind == "orpo":
+        from trl.experimental.orpo import ORPOTrainer as Base
+    else:
+        from trl.experimental.cpo import CPOTrainer as Base
+
+    class OpenMindPairTrainer(OpenMindMixin, _CountPairs, Base):
+        def tokenize_row(self, feature, model=None):
+            if "chosen_input_ids" in feature:
+                return feature  # tokenised by openmind-data with the model's template
+            return super().tokenize_row(feature, model)
+
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            self.count_pair_tokens(inputs)
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+
+    OpenMindPairTrainer.__name__ = f"OpenMind{Base.__name__}"
+    return OpenMindPairTrainer
+
+
+def kto_trainer_class():
+    """trl's KTOTrainer taking openmind's ``prompt_ids``/``completion_ids``/``label`` rows."""
+    from trl import KTOTrainer
+
+    class OpenMindKTOTrainer(OpenMindMixin, _CountPairs, KTOTrainer):
+        def _prepare_dataset(self, dataset, processing_class, args, dataset_name):
+            if "prompt_ids" not in dataset.column_names:
+                return super()._prepare_dataset(dataset, processing_class, args, dataset_name)
+            if self.calculate_KL:  # trl's mismatched pairs for the KL estimate (same rotation as trl)
+
+                def add_kl(examples):
+                    examples["KL_completion_ids"] = [examples["completion_ids"][-1]] + examples["completion_ids"][:-1]
+                    return examples
+
+                dataset = dataset.map(add_kl, batched=True, batch_size=args.per_device_train_batch_size)
+            return dataset
+
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            self.count_pair_tokens(inputs)
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+
+    return OpenMindKTOTrainer
+
+
+def grpo_trainer_class():
+    """trl's GRPOTrainer generating from openmind's prompt tokens (the template's rendering, not a
+    re-tokenisation of the decoded text)."""
+    from trl import GRPOTrainer
+
+    class OpenMindGRPOTrainer(OpenMindMixin, GRPOTrainer):
+        prompt_ids_of: dict[str, list[int]] = {}
+
+        def _tokenize_prompts(self, prompts):
+            if prompts and all(isinstance(p, str) and p in self.prompt_ids_of for p in prompts):
+                return [list(self.prompt_ids_of[p]) for p in prompts], None, {}
+            return super()._tokenize_prompts(prompts)
+
+    return OpenMindGRPOTrainer

@@ -22,20 +22,26 @@ def torchrun_command(args: Any, argv: list[str]) -> list[str]:
     """``python -m torch.distributed.run --nproc-per-node N ... -m openmind.core.cli.main train ARGV``.
 
     ``argv`` is what the workers run after ``train`` (the saved arguments file of the run).
+    Multi-node (``nnodes > 1``): torchrun's static rendezvous on ``master_addr:master_port``; every
+    node runs the same ``openmind train`` command with its own ``--node-rank``.
     """
-    nproc = int(args.training.nproc)
+    t = args.training
+    nproc, nnodes = int(t.nproc), int(getattr(t, "nnodes", 1) or 1)
+    port = getattr(t, "master_port", None) or (29500 if nnodes > 1 else free_port())
     return [
         sys.executable,
         "-m",
         "torch.distributed.run",
         "--nnodes",
-        "1",
+        str(nnodes),
+        "--node-rank",
+        str(int(getattr(t, "node_rank", 0) or 0)),
         "--nproc-per-node",
         str(nproc),
         "--master-addr",
-        "127.0.0.1",
+        getattr(t, "master_addr", None) or "127.0.0.1",
         "--master-port",
-        str(free_port()),
+        str(port),
         "-m",
         "openmind.core.cli.main",
         "train",

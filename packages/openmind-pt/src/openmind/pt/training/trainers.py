@@ -190,8 +190,9 @@ class TorchTrainer(FrameworkTrainer):
                 "early_stopping_patience needs an evaluation set: pass --val-size or --eval-dataset",
                 location="early_stopping_patience",
             )
-        if t.deepspeed and not os.path.isfile(t.deepspeed):
-            raise T_BAD_SETUP.error(f"DeepSpeed config {t.deepspeed!r} does not exist", location="deepspeed")
+        from openmind.pt.training.distributed import check_distributed
+
+        check_distributed(self.args, _device_guess())
 
     def _find_resume(self) -> str | None:
         from openmind.pt.training.checkpoints import checkpoints, latest_complete, remove_incomplete
@@ -256,16 +257,16 @@ class TorchTrainer(FrameworkTrainer):
             include_num_input_tokens_seen="no",  # counted by openmind (exact, padding-free aware)
             dataloader_num_workers=0,
             ddp_find_unused_parameters=False,
-            deepspeed=t.deepspeed,
             **extra,
         )
+        from openmind.pt.training.distributed import trainer_kwargs
+
+        kwargs.update(trainer_kwargs(self.args))
         if t.gradient_checkpointing:
             # transformers 5 renamed it activation_checkpointing; older releases know the old name
             name = "activation_checkpointing" if "activation_checkpointing" in fields else "gradient_checkpointing"
             kwargs[name] = True
             kwargs[f"{name}_kwargs"] = {"use_reentrant": False}
-        if t.fsdp:
-            kwargs["fsdp"] = t.fsdp
         if t.early_stopping_patience is not None:
             kwargs.update(load_best_model_at_end=True, metric_for_best_model="eval_loss", greater_is_better=False)
             kwargs["eval_steps"] = t.save_steps
@@ -304,6 +305,13 @@ class TorchTrainer(FrameworkTrainer):
         if self.hf.is_world_process_zero():
             self.loaded.tokenizer.save_pretrained(out)
             save_template_file(self.loaded, out)
+
+
+def _device_guess() -> str:
+    """The device the run will use, without loading a model (for the checks before step 1)."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 class _StateTokens:
@@ -412,3 +420,145 @@ class RewardTrainer(TorchTrainer):
         )
         hf.keep_checkpoints = self.args.training.save_total_limit
         return self.attach_progress(hf)
+
+
+class _TrlStage(TorchTrainer):
+    def finish(self, hf: Any) -> Any:
+        hf.keep_checkpoints = self.args.training.save_total_limit
+        return self.attach_progress(hf)
+
+
+class KTOTrainer(_TrlStage):
+    """KTO through trl (desirable/undesirable answers; beta = pref_beta)."""
+
+    stage = "kto"
+
+    def build_trainer(self) -> Any:
+        from trl import KTOConfig
+
+        from openmind.pt.training.hf import kto_trainer_class
+
+        ft = self.args.finetuning
+        if self.args.training.per_device_train_batch_size < 2:
+            from openmind.core.training.errors import T_BAD_SETUP
+
+            raise T_BAD_SETUP.error(
+                "kto estimates its KL term from mismatched pairs within a batch: it needs "
+                "per_device_train_batch_size >= 2",
+                location="per_device_train_batch_size",
+            )
+        config = self.training_arguments(
+            KTOConfig,
+            beta=ft.pref_beta,
+            desirable_weight=ft.kto_desirable_weight,
+            undesirable_weight=ft.kto_undesirable_weight,
+            max_length=self.args.data.cutoff_len,
+        )
+        hf = kto_trainer_class()(
+            model=self.loaded.model,
+            ref_model=None,  # trl builds the frozen reference (or disables the adapter with LoRA)
+            args=config,
+            train_dataset=self.data.train,
+            eval_dataset=self.data.eval,
+            processing_class=self.loaded.tokenizer,
+            callbacks=self.callbacks(),
+        )
+        return self.finish(hf)
+
+
+class _PairTokensTrainer(_TrlStage):
+    kind = ""
+
+    def config(self) -> Any:
+        raise NotImplementedError
+
+    def build_trainer(self) -> Any:
+        from openmind.pt.training.hf import paired_token_trainer_class
+
+        tokenizer = self.loaded.tokenizer
+        if tokenizer.pad_token_id is None:  # trl's pair collator pads with it; the mask hides it
+            tokenizer.pad_token = tokenizer.eos_token
+        hf = paired_token_trainer_class(self.kind)(
+            model=self.loaded.model,
+            args=self.config(),
+            train_dataset=self.data.train,
+            eval_dataset=self.data.eval,
+            processing_class=tokenizer,
+            callbacks=self.callbacks(),
+        )
+        return self.finish(hf)
+
+
+class ORPOTrainer(_PairTokensTrainer):
+    """ORPO through trl (no reference model; lambda = pref_beta)."""
+
+    stage = "orpo"
+    kind = "orpo"
+
+    def config(self) -> Any:
+        from trl.experimental.orpo import ORPOConfig
+
+        return self.training_arguments(
+            ORPOConfig, beta=self.args.finetuning.pref_beta, max_length=self.args.data.cutoff_len
+        )
+
+
+class SimPOTrainer(_PairTokensTrainer):
+    """SimPO through trl's CPO trainer with ``loss_type="simpo"`` and ``cpo_alpha=0`` (as LLaMA-Factory)."""
+
+    stage = "simpo"
+    kind = "cpo"
+
+    def config(self) -> Any:
+        from trl.experimental.cpo import CPOConfig
+
+        ft = self.args.finetuning
+        return self.training_arguments(
+            CPOConfig,
+            loss_type="simpo",
+            cpo_alpha=0.0,
+            beta=ft.pref_beta,
+            simpo_gamma=ft.simpo_gamma,
+            max_length=self.args.data.cutoff_len,
+        )
+
+
+class GRPOTrainer(_TrlStage):
+    """GRPO through trl: completions generated by trl from openmind's prompt tokens, scored by the
+    reward functions of ``--reward-funcs`` (:mod:`openmind.pt.training.rewards`)."""
+
+    stage = "grpo"
+
+    def build_trainer(self) -> Any:
+        from trl import GRPOConfig
+
+        from openmind.pt.training.hf import grpo_trainer_class
+        from openmind.pt.training.rewards import resolve_rewards
+
+        ft, t = self.args.finetuning, self.args.training
+        rewards = resolve_rewards(ft.reward_funcs)
+        tokenizer = self.loaded.tokenizer
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        config = self.training_arguments(
+            GRPOConfig,
+            beta=ft.pref_beta,
+            num_generations=ft.num_generations,
+            max_completion_length=ft.max_completion_length,
+            temperature=ft.generation_temperature,
+            generation_batch_size=t.per_device_train_batch_size * t.gradient_accumulation_steps,
+        )
+        cls = grpo_trainer_class()
+        hf = cls(
+            model=self.loaded.model,
+            reward_funcs=rewards,
+            args=config,
+            train_dataset=self.data.train,
+            eval_dataset=self.data.eval,
+            processing_class=tokenizer,
+            callbacks=self.callbacks(),
+        )
+        hf.prompt_ids_of = dict(zip(self.data.train["prompt"], self.data.train["prompt_ids"]))
+        if self.data.eval is not None:
+            hf.prompt_ids_of.update(zip(self.data.eval["prompt"], self.data.eval["prompt_ids"]))
+        return self.finish(hf)

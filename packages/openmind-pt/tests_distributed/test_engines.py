@@ -1,0 +1,172 @@
+"""FSDP2 and DeepSpeed ZeRO-2 on 2 gloo processes give the 1-process loss curve (10 steps, 1e-4) and
+weights; the consolidated safetensors are what `openmind export` writes; a 2-"node" torchrun run
+(two agents, nnodes=2) equals the 1-node 2-process run; impossible combinations fail before any step."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from openmind.nlp.testing.resume import train_command
+
+STEPS = ["--max-steps", "10", "--save-steps", "10", "--seed", "3"]
+
+
+def _run(cmd, env, timeout=600):
+    start = time.perf_counter()
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return done, time.perf_counter() - start
+
+
+def _losses(out):
+    history = json.loads((out / "checkpoint-10" / "trainer_state.json").read_text())["log_history"]
+    return [h["loss"] for h in history if "loss" in h]
+
+
+def _same_weights(a, b, atol=1e-5):
+    wa, wb = load_file(a / "model.safetensors"), load_file(b / "model.safetensors")
+    assert set(wa) == set(wb)
+    for name, value in wa.items():
+        assert torch.allclose(wb[name], value, atol=atol, rtol=0), name
+
+
+@pytest.fixture(scope="module")
+def one_process(tiny_dir, sft_file, work, env):
+    out = work / "one"
+    _run(train_command(tiny_dir, sft_file, out, *STEPS, "--per-device-train-batch-size", "8"), env)
+    return out
+
+
+def test_fsdp_full_shard_equals_one_process_and_exports_what_it_trained(
+    tiny_dir, sft_file, work, env, one_process, tmp_path
+):
+    out = work / "fsdp"
+    done, _ = _run(
+        train_command(
+            tiny_dir,
+            sft_file,
+            out,
+            *STEPS,
+            "--per-device-train-batch-size",
+            "4",
+            "--nproc",
+            "2",
+            "--fsdp",
+            "full_shard",
+        ),
+        env,
+    )
+    assert "launching 2 processes" in done.stderr
+    args = json.loads(json.dumps(torch.load(out / "training_args.bin", weights_only=False).to_dict()))
+    assert args["fsdp_config"]["version"] == 2 and args["fsdp_config"]["reshard_after_forward"] is True
+    assert (out / "checkpoint-10" / "rng_state_1.pth").is_file()  # a second rank really ran
+    assert _losses(out) == pytest.approx(_losses(one_process), abs=1e-4)
+    assert len(_losses(out)) == 10
+    _same_weights(one_process, out)
+    # the consolidated safetensors are a model folder: export reads it back unchanged
+    exported = tmp_path / "exported"
+    subprocess.run(
+        [sys.executable, "-m", "openmind.core.cli.main", "export", "--model", str(out), "--out", str(exported)],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    shards = sorted(exported.glob("*.safetensors"))
+    trained = load_file(out / "model.safetensors")
+    merged = {k: v for s in shards for k, v in load_file(s).items()}
+    assert set(merged) == set(trained)
+    for name, value in trained.items():
+        assert torch.equal(merged[name], value), name
+
+
+@pytest.mark.skipif(importlib.util.find_spec("deepspeed") is None, reason="deepspeed is not installed")
+def test_deepspeed_zero2_equals_one_process(tiny_dir, sft_file, work, env, one_process):
+    out = work / "z2"
+    _run(
+        train_command(
+            tiny_dir, sft_file, out, *STEPS, "--per-device-train-batch-size", "4", "--nproc", "2", "--deepspeed", "z2"
+        ),
+        env,
+    )
+    assert (out / "checkpoint-10" / "global_step10").is_dir()  # DeepSpeed's own (ZeRO-partitioned) checkpoint
+    assert _losses(out) == pytest.approx(_losses(one_process), abs=1e-4)
+    _same_weights(one_process, out)
+
+
+def test_two_nodes_equal_one_node_two_processes(tiny_dir, sft_file, work, env):
+    from openmind.pt.training.launch import free_port
+
+    one_node = work / "one-node"
+    common = [*STEPS[:2], "--save-steps", "6", "--max-steps", "6", "--seed", "3", "--per-device-train-batch-size", "4"]
+    _run(train_command(tiny_dir, sft_file, one_node, *common, "--nproc", "2"), env)
+    two_nodes = work / "two-nodes"
+    port = str(free_port())
+    agents = [
+        subprocess.Popen(
+            train_command(
+                tiny_dir,
+                sft_file,
+                two_nodes,
+                *common,
+                "--nnodes",
+                "2",
+                "--node-rank",
+                str(rank),
+                "--master-addr",
+                "127.0.0.1",
+                "--master-port",
+                port,
+            ),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for rank in (0, 1)
+    ]
+    errors = [a.communicate(timeout=600)[1] for a in agents]
+    assert [a.returncode for a in agents] == [0, 0], errors[0][-3000:] + errors[1][-3000:]
+    assert "launching 1 processes on node 1 of 2" in errors[1]
+    state = json.loads((two_nodes / "checkpoint-6" / "trainer_state.json").read_text())
+    ref = json.loads((one_node / "checkpoint-6" / "trainer_state.json").read_text())
+    losses = [h["loss"] for h in state["log_history"] if "loss" in h]
+    assert losses == pytest.approx([h["loss"] for h in ref["log_history"] if "loss" in h], abs=1e-6)
+    assert (two_nodes / "checkpoint-6" / "rng_state_1.pth").is_file()
+    _same_weights(one_node, two_nodes, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("extra", "code", "words"),
+    [
+        ({"deepspeed": "z3", "finetuning_type": "qlora", "quantization_bit": 4}, "OM-T014", "ZeRO-3"),
+        ({"fsdp": "full_shard", "finetuning_type": "qlora", "quantization_bit": 4}, "OM-T014", "FSDP"),
+        ({"fsdp": "full_shard", "deepspeed": "z2"}, "OM-T014", "one of them"),
+        ({"fsdp": "half_shard"}, "OM-T008", "preset"),
+        ({"deepspeed": "z9"}, "OM-T008", "preset"),
+    ],
+)
+def test_impossible_combinations_fail_before_any_step(tiny_dir, sft_file, work, extra, code, words, monkeypatch):
+    import openmind
+    from openmind.core.errors import OpenMindError
+
+    monkeypatch.setenv("OPENMIND_CACHE", str(work / "cache"))
+    with pytest.raises(OpenMindError) as info:
+        openmind.train(
+            None,
+            model=str(tiny_dir),
+            dataset=[str(sft_file)],
+            output_dir=str(work / f"bad-{code}-{len(extra)}"),
+            overwrite_output_dir=True,
+            report_to=["none"],
+            **extra,
+        )
+    assert info.value.code == code and words in info.value.message, info.value.message
