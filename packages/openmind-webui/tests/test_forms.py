@@ -47,7 +47,7 @@ def test_every_field_of_the_training_groups_is_in_the_train_form(page):
             assert comp.label == f.name
             assert comp.info == f.metadata.get("help")
             assert comp.elem_id == "om-train-" + f.name.replace("_", "-")
-            choices = f.metadata.get("choices")
+            choices = A.choices_of(f)
             if choices:
                 assert [c[1] if isinstance(c, tuple) else c for c in comp.choices] == list(choices)
 

@@ -70,7 +70,7 @@ def fields(groups: typing.Iterable[str], only: typing.Iterable[str] | None = Non
         for f in dataclasses.fields(cls):
             inner, optional = _strip(hints[f.name])
             default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-            choices = tuple(f.metadata.get("choices") or ())
+            choices = tuple(A.choices_of(f) or ())
             if inner is bool:
                 kind = "tristate" if optional else "bool"
             elif choices:

@@ -5,6 +5,18 @@ shows its English help in both languages."""
 from __future__ import annotations
 
 HELP_ZH: dict[str, str] = {
+    "simpo_gamma": "SimPO 的目标奖励间隔。",
+    "kto_desirable_weight": "KTO 中期望回答的权重。",
+    "kto_undesirable_weight": "KTO 中不期望回答的权重。",
+    "reward_funcs": "GRPO 奖励函数：已注册名称（exact_match、regex:PATTERN、length:N）或 module:function。",
+    "num_generations": "GRPO 每个提示生成的回答数（组大小）。",
+    "max_completion_length": "GRPO：每个回答最多生成的新 token 数。",
+    "generation_temperature": "GRPO：生成回答时的采样温度。",
+    "nnodes": "多机训练的节点（机器）数；每个节点以各自的 --node-rank 运行同一命令。",
+    "node_rank": "本节点在多机训练中的序号（0 .. nnodes-1）。",
+    "master_addr": "多机训练中 0 号节点的地址（默认 127.0.0.1）。",
+    "master_port": "0 号节点上的会合端口（默认：空闲端口；nnodes > 1 时固定为 29500）。",
+    "trainer_args": "原样传给框架训练器的额外键（PyTorch：transformers TrainingArguments），如 {dataloader_num_workers: 4}；LLaMA-Factory / openMind 1.0 配置中的训练器键会填入此处。",
     # model
     "model": "模型：本地文件夹、模型仓库 ID（hf::org/name、om::org/name）或训练输出文件夹。",
     "model_group": "无法从 config.json 推断时使用的模型系列。",
