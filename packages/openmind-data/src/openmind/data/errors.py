@@ -80,3 +80,10 @@ D_STAGE = define(
     "pt needs text rows, sft conversations, dpo/rm chosen/rejected pairs; check --stage and --formatting.",
     DataError,
 )
+D_ENCODING = define(
+    "OM-D013",
+    "Data file is not UTF-8",
+    "openmind reads data files as UTF-8; convert the file (the message names the file and line), e.g. with "
+    "`iconv -f GB18030 -t UTF-8` for Chinese GBK files or `iconv -f LATIN1 -t UTF-8` for Western European ones.",
+    DataError,
+)

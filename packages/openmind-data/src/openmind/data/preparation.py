@@ -88,6 +88,9 @@ def _finalize(ds: Any, sources: list, encoder: Encoder, report: Report):
 
 
 def _split(dataset: Any, val_size: float, seed: int):
+    from openmind.core.training.wrapper import check_val_size
+
+    check_val_size(val_size)
     if not val_size:
         return dataset, None
     n = len(dataset)
