@@ -118,6 +118,25 @@ def no_datasets_cache():
             datasets.enable_caching()
 
 
+@contextlib.contextmanager
+def _located(path: str):
+    """Failures of ``datasets`` itself on a file's values (a struct key it cannot decode, ...)
+    become OM-D002 naming the file; openmind's own coded errors pass through."""
+    from openmind.core.errors import OpenMindError
+
+    try:
+        yield
+    except OpenMindError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
+        raise D_BAD_LINE.error(
+            f"cannot read the rows of {Path(path).name}: {type(exc).__name__}: {exc}",
+            location=path,
+            hint="A value of an unusual shape (odd keys, mixed types) is in the file; "
+            "`openmind data validate FILE --on-error skip` lists the rows openmind can read.",
+        ) from None
+
+
 def _convert_batch(
     batch: dict[str, list],
     indices: list[int],
@@ -277,7 +296,7 @@ def load_entry(
         converter = Converter(mapping, target)
         _check_columns(converter, source)
         bad_rows = {b.row: b.reason for b in source.bad}
-        with no_datasets_cache():
+        with no_datasets_cache(), _located(source.path):
             converted = raw.map(
                 _convert_batch,
                 batched=True,
@@ -419,7 +438,7 @@ def load(
     if not parts:
         if allow_empty:
             return result
-        raise D_EMPTY.error(f"no usable rows in {', '.join(names)}: {total.summary()}")
+        raise D_EMPTY.error(f"no usable rows in {', '.join(names)}: {total.summary()}", location=", ".join(names))
     result.dataset = parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
     return result
 

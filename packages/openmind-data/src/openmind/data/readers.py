@@ -160,8 +160,10 @@ def read_file(path: str, *, cache_dir: str | None = None) -> Source:
             loaded = loaded["train"] if "train" in loaded else next(iter(loaded.values()))
         return Source(path, loaded, lines=[])
     builder = BUILDERS[Path(path).suffix.lower()]
-    if builder in ("json", "csv", "text"):
-        precheck(path, builder)
+    if builder in ("json", "csv", "text") and not precheck(path, builder):
+        # lines that are not JSON objects: Arrow's JSON reader can crash the process on them
+        # (a line holding just `null`), the line-by-line reader reports each one
+        return _read_json_slowly(path, None)
     level = datasets.logging.get_verbosity()
     datasets.logging.set_verbosity(datasets.logging.CRITICAL)  # failures are located and reported below
     try:
@@ -177,11 +179,14 @@ def read_file(path: str, *, cache_dir: str | None = None) -> Source:
         datasets.logging.set_verbosity(level)
 
 
-def precheck(path: str, builder: str) -> None:
-    """One streaming pass over a text-based data file: UTF-8, JSON Lines depth, CSV quotes."""
+def precheck(path: str, builder: str) -> bool:
+    """One streaming pass over a text-based data file: UTF-8, JSON Lines depth, CSV quotes.
+
+    :returns: False for a JSON Lines file with a line that is not a JSON object (read it line by line).
+    """
     if builder == "csv":
         _check_csv(path)
-        return
+        return True
     import codecs
 
     decoder = codecs.getincrementaldecoder("utf-8")()
@@ -198,18 +203,24 @@ def precheck(path: str, builder: str) -> None:
             decoder.decode(b"", final=True)
         except UnicodeDecodeError as err:
             _encoding_error(path, line, err)
-    if path.lower().endswith(".jsonl") or (builder == "json" and not _is_json_array(path)):
-        _check_jsonl_depth(path)
+    if builder == "json" and not _is_json_array(path):
+        return _check_json_lines(path)
+    return True
 
 
-def _check_jsonl_depth(path: str) -> None:
-    """OM-D002 at the first line nested deeper than MAX_DEPTH (Arrow's JSON reader crashes on it).
+def _check_json_lines(path: str) -> bool:
+    """OM-D002 at the first line nested deeper than MAX_DEPTH (Arrow's JSON reader crashes on it);
+    False when some line is not a JSON object.
 
     Lines with fewer than MAX_DEPTH brackets cannot be that deep (counted at C speed); only the
     others are scanned character by character. Memory: one line at a time.
     """
+    objects = True
     with open(path, "rb") as f:
         for number, raw in enumerate(f, 1):
+            head = raw.lstrip()
+            if head and not head.startswith(b"{"):
+                objects = False
             if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
                 continue
             depth, in_string, escaped = 0, False, False
@@ -229,6 +240,7 @@ def _check_jsonl_depth(path: str) -> None:
                         raise _too_deep(path, number)
                 elif ch in (0x5D, 0x7D):
                     depth -= 1
+    return objects
 
 
 def _too_deep(path: str, line: int | None):
@@ -295,7 +307,7 @@ def _cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _read_json_slowly(path: str, exc: BaseException) -> Source:
+def _read_json_slowly(path: str, exc: BaseException | None) -> Source:
     """Line-by-line JSON reading that records each bad line instead of failing the file."""
     if _is_json_array(path):
         try:
