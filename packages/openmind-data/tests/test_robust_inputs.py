@@ -201,3 +201,62 @@ def test_padding_waste_is_never_negative():
     assert stats["padding_waste_after"] == 0.0
     # unchanged where every sample fits
     assert padding_stats([10, 20], capacity=40)["padding_waste_before_cutoff"] == round(1 - 30 / 80, 4)
+
+
+# ---- huge rows -----------------------------------------------------------------------------
+@pytest.mark.parametrize("truncation", ["right", "left", "drop"])
+@pytest.mark.parametrize("stage", ["sft", "pt"])
+def test_long_rows_are_cut_before_tokenising_with_identical_results(llama2_tok, llama2_template, truncation, stage):
+    from openmind.data.encoding import Encoder, encode_rows
+
+    long = " ".join(f"word{i} and {i * 7}" for i in range(40_000))  # ~600k characters
+    if stage == "pt":
+        rows = [{"text": long}, {"text": "short text"}]
+    else:
+        rows = [
+            {"messages": [{"role": "user", "content": long}, {"role": "assistant", "content": "fine"}]},
+            {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": long}]},
+            {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]},
+        ]
+
+    def encode(bounded: bool):
+        enc = Encoder(llama2_tok, llama2_template, stage=stage, cutoff_len=64, truncation=truncation)
+        if not bounded:
+            enc.char_limit = lambda: None
+        return enc, encode_rows(enc, [dict(r) for r in rows])
+
+    enc, cut = encode(True)
+    assert enc.char_limit() is not None and enc.char_limit() < len(long) // 10
+    _, whole = encode(False)
+    for a, b in zip(cut, whole, strict=True):
+        for key in ("input_ids", "labels", "_status"):
+            assert a[key] == b[key], key
+
+
+def test_a_10mb_row_is_prepared_in_bounded_memory(tmp_path):
+    """Peak memory of `prepare` on a file with one 10 MB row: 1.1 GB before the cut, ~0.3 GB after."""
+    import subprocess
+    import sys
+
+    script = f"""
+import json, resource, sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from data_helpers import data_args
+from openmind.nlp.testing.assets import llama2_tokenizer
+from openmind.nlp.templates import load_template
+from openmind.data.preparation import prepare
+tok, tpl = llama2_tokenizer(), load_template("llama2")
+path = {str(tmp_path / "big.jsonl")!r}
+words = ("lorem ipsum dolor sit amet " * 400_000)[:10_000_000]
+with open(path, "w") as f:
+    f.write(json.dumps({{"messages": [{{"role": "user", "content": "hi"}}, {{"role": "assistant", "content": "yo"}}]}}) + "\\n")
+    f.write(json.dumps({{"messages": [{{"role": "user", "content": "hi"}}, {{"role": "assistant", "content": words}}]}}) + "\\n")
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+p = prepare(data_args(dataset=[path], cutoff_len=1024, data_cache_dir={str(tmp_path / "c")!r}), tok, tpl, quiet=True)
+print(json.dumps({{"before": before, "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "truncated": p.stats["truncated"]}}))
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["truncated"] == 1
+    assert (got["peak"] - got["before"]) / 1024 < 400, got  # MiB above the process before prepare

@@ -27,7 +27,7 @@ D_NOT_FOUND = define(
 D_FILE_TYPE = define(
     "OM-D004",
     "Unsupported data file type",
-    "Use .json, .jsonl, .csv, .parquet or .arrow files (or a folder of them).",
+    "Use .json, .jsonl, .csv, .txt (one text per line), .parquet or .arrow files (or a folder of them).",
     DataError,
 )
 D_BAD_REGISTRY = define(
