@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openmind.data.errors import D_BAD_LINE, D_ENCODING, D_FILE_TYPE, D_HUB, D_NOT_FOUND
+from openmind.data.errors import D_BAD_LINE, D_EMPTY, D_ENCODING, D_FILE_TYPE, D_HUB, D_NOT_FOUND
 
 BUILDERS = {
     ".json": "json",
@@ -170,13 +170,16 @@ def read_file(path: str, *, cache_dir: str | None = None) -> Source:
         ds = datasets.load_dataset(builder, data_files=path, split="train", cache_dir=cache_dir)
         if builder == "text":  # blank lines are not rows (as for .jsonl)
             ds = ds.filter(lambda r: bool(r["text"].strip()))
-        return Source(path, ds)
+        empty = builder == "text" and len(ds) == 0
+        if not empty:
+            return Source(path, ds)
     except Exception as exc:  # noqa: BLE001 - the fallback below locates the problem
         if builder != "json":
             raise D_BAD_LINE.error(f"cannot read {path}: {_cause(exc)}", location=path) from None
         return _read_json_slowly(path, exc)
     finally:
         datasets.logging.set_verbosity(level)
+    raise D_EMPTY.error(f"{Path(path).name} holds no text (only blank lines)", location=path)
 
 
 def precheck(path: str, builder: str) -> bool:
