@@ -158,9 +158,9 @@ def test_missing_columns_and_unknown_format(tmp_path):
     with pytest.raises(OpenMindError) as err:
         load(data_args(dataset=[str(path)]))
     assert err.value.code == "OM-D006" and "foo" in err.value.message
-    (tmp_path / "c.txt").write_text("x")
+    (tmp_path / "c.docx").write_text("x")  # (.txt is read as text rows since issue 22)
     with pytest.raises(OpenMindError) as err:
-        load(data_args(dataset=[str(tmp_path / "c.txt")]))
+        load(data_args(dataset=[str(tmp_path / "c.docx")]))
     assert err.value.code == "OM-D004"
     broken = tmp_path / "d.json"
     broken.write_text('[{"instruction": "q", "output": "a"},\n {"instruction": }]')

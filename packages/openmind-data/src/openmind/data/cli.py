@@ -52,8 +52,11 @@ def _tokenizer_and_template(resolved: Any, stage: str):
     if stage == "pt":
         return tokenizer, None
     from openmind.data.api import resolve_template
+    from openmind.nlp.training.base import check_template
 
-    return tokenizer, resolve_template(resolved.template.template, model_dir=model, tokenizer=tokenizer)
+    template = resolve_template(resolved.template.template, model_dir=model, tokenizer=tokenizer)
+    check_template(template, tokenizer)  # the same OM-T002 check `openmind train` makes
+    return tokenizer, template
 
 
 def _print_problems(report, limit: int, out=sys.stdout) -> None:
@@ -199,7 +202,7 @@ class DataCommand(Command):
         return 0
 
     def _preview(self, args: argparse.Namespace) -> int:
-        from openmind.data.encoding import Encoder, encode_rows
+        from openmind.data.encoding import DROPPED, NO_LABELS, Encoder, encode_rows
         from openmind.data.loading import load
 
         resolved = self._resolved(args)
@@ -217,6 +220,15 @@ class DataCommand(Command):
         for row, enc in zip(rows, encode_rows(encoder, rows)):
             if enc.get("_problems"):
                 out.append({"problems": json.loads(enc["_problems"]), "row": row["_row"]})
+                continue
+            if enc.get("_status") in (DROPPED, NO_LABELS):
+                source = loaded.sources[row["_file"]].where(row["_row"])
+                why = (
+                    f"longer than cutoff_len={d.cutoff_len} with truncation=drop"
+                    if enc["_status"] == DROPPED
+                    else "no trained token left after truncation"
+                )
+                out.append({"source": source, "dropped": why, "tokens": enc.get("_length")})
                 continue
             pairs = (
                 [
@@ -244,6 +256,9 @@ class DataCommand(Command):
         for item in out:
             if "problems" in item:
                 print(f"row {item['row']}: {item['problems']}\n")
+                continue
+            if "dropped" in item:
+                print(f"== {item['source']}: dropped ({item['dropped']}; {item['tokens']} tokens)\n")
                 continue
             head = f"== {item['source']}" + (f" [{item['part']}]" if item["part"] else "")
             print(f"{head}: {item['tokens']} tokens, {item['trained']} trained")

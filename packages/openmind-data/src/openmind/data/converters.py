@@ -237,17 +237,21 @@ class Converter:
             return {}, problems
         if self.plugin is not None:
             return self._plugin(row)
-        if self.fmt == "alpaca":
-            out, problems = self._alpaca(row)
-        elif self.fmt in ("sharegpt", "openai", "sft"):
-            out, problems = self._chat(row)
-        elif self.fmt == "pretrain":
-            out, problems = {"text": row.get(self.mapping.column("text") or "text")}, []
-        else:
-            out, problems = self._preference(row)
-        if problems:
-            return {}, problems
-        return self._finish(row, out)
+        try:
+            if self.fmt == "alpaca":
+                out, problems = self._alpaca(row)
+            elif self.fmt in ("sharegpt", "openai", "sft"):
+                out, problems = self._chat(row)
+            elif self.fmt == "pretrain":
+                out, problems = {"text": row.get(self.mapping.column("text") or "text")}, []
+            else:
+                out, problems = self._preference(row)
+            if problems:
+                return {}, problems
+            return self._finish(row, out)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+            # a value of a shape no check above foresaw: this row is bad, the run is not broken
+            return {}, [Problem("row", f"cannot read this {self.fmt} row: {type(exc).__name__}: {exc}")]
 
     def _plugin(self, row: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
         """A plugin's converter, then the built-in converter of the format it produces. The plugin
@@ -386,7 +390,7 @@ class Converter:
                 problems.append(Problem(where, "a message must be an object"))
                 continue
             tag = item.get(role_tag)
-            role = roles.get(tag)
+            role = roles.get(tag) if isinstance(tag, str) else None
             if role is None:
                 known = ", ".join(sorted(k for k in roles if k))
                 problems.append(Problem(f"{where}.{role_tag}", f"unknown role {tag!r}; expected one of {known}"))

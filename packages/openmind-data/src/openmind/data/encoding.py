@@ -35,6 +35,8 @@ from openmind.data.formats import PAIR_STAGES, for_template, parse_tools
 #: row status codes written by the encoder (counted in the report, see preparation.py)
 OK, TRUNCATED, DROPPED, TOO_LONG, NO_LABELS = 0, 1, 2, 3, 4
 TRUNCATIONS = ("right", "left", "drop", "error", "proportional")
+#: tokens beyond cutoff_len a cut text must still give (tokens near a cut may differ from the whole text's)
+CUT_MARGIN = 16
 TRAIN_ON = ("assistant", "all", "last")
 
 
@@ -106,6 +108,7 @@ class Encoder:
         self.truncation = truncation
         self._backend = None
         self._specials: tuple[list[int], list[int]] | None = None
+        self._longest: int | None = None
         #: return ``pyarrow.Table`` batches (what ``prepare`` uses: no per-value type inference on write)
         self.arrow = False
 
@@ -129,6 +132,52 @@ class Encoder:
             return [(e.ids, e) for e in backend.encode_batch(texts, add_special_tokens=False)]
         out = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
         return [(ids, [o[0] for o in offs]) for ids, offs in zip(out["input_ids"], out["offset_mapping"])]
+
+    def char_limit(self) -> int | None:
+        """Characters of a text that can matter for ``cutoff_len`` tokens (None: no limit).
+
+        No token covers more characters than the longest vocabulary entry, so the first (or last)
+        ``(cutoff_len + CUT_MARGIN) * longest`` characters hold at least the tokens that survive
+        truncation. Texts beyond it are cut before tokenising: memory and time per row are bounded
+        by this many characters, whatever the row's size (a 10 MB row tokenises ~70k characters
+        for cutoff_len 1024 with the Llama-2 vocabulary).
+        """
+        if self.cutoff_len >= 1 << 40 or self.truncation not in ("right", "left", "drop", "error")  # proportional cuts per turn: never pre-cut:
+            return None
+        if self._longest is None:
+            try:
+                self._longest = max((len(t) for t in self.tokenizer.get_vocab()), default=0) or 0
+            except Exception:  # noqa: BLE001 - a tokenizer without a vocabulary: no cut
+                self._longest = 0
+        if not self._longest:
+            return None
+        return (self.cutoff_len + CUT_MARGIN) * max(self._longest, 1)
+
+    def tokenize_bounded(self, texts: list[str]) -> tuple[list[tuple[list[int], Any]], list[str], list[int]]:
+        """:meth:`tokenize` with texts beyond :meth:`char_limit` cut first (the start kept, or the
+        end for ``truncation=left``): ``(encoded, texts as tokenised, characters cut off the start)``.
+
+        A cut text that gives fewer than ``cutoff_len + CUT_MARGIN`` tokens (a tokenizer that drops
+        characters, such as whitespace) is tokenised whole instead, so the kept tokens are always
+        those of the whole text: tokens differ only around the cut, which lies beyond them.
+        """
+        limit = self.char_limit()
+        shifts = [0] * len(texts)
+        if limit is None or all(len(t) <= limit for t in texts):
+            return self.tokenize(texts), texts, shifts
+        cut = list(texts)
+        for k, text in enumerate(texts):
+            if len(text) > limit:
+                if self.truncation == "left":
+                    cut[k], shifts[k] = text[-limit:], len(text) - limit
+                else:
+                    cut[k] = text[:limit]
+        encoded = self.tokenize(cut)
+        for k, text in enumerate(texts):
+            if cut[k] is not text and len(encoded[k][0]) < self.cutoff_len + CUT_MARGIN:
+                encoded[k] = self.tokenize([text])[0]
+                cut[k], shifts[k] = text, 0
+        return encoded, cut, shifts
 
     @staticmethod
     def _first_at(where: Any, pos: int, n: int) -> int:
@@ -194,7 +243,13 @@ class Encoder:
             texts.append(text)
             spans.append(sp)
         out: list[tuple[list[int], list[int]] | str] = []
-        encoded = self.tokenize(texts) if len(slow) < len(items) else [([], [])] * len(items)
+        if len(slow) < len(items):
+            encoded, texts, shifts = self.tokenize_bounded(texts)
+            for k, shift in enumerate(shifts):
+                if shift and spans[k] is not None:
+                    spans[k] = [(max(a - shift, 0), max(b - shift, 0)) for a, b in spans[k]]
+        else:
+            encoded = [([], [])] * len(items)
         for k, (ids, where) in enumerate(encoded):
             if k in errors:
                 out.append(errors[k])
@@ -305,7 +360,7 @@ class Encoder:
         if self._specials is None:
             self._specials = _bos_eos(self.tokenizer)
         prefix, suffix = self._specials
-        encoded = self.tokenize(list(batch["text"]))
+        encoded, _, _ = self.tokenize_bounded(list(batch["text"]))
         out: dict[str, list] = {"input_ids": [], "labels": [], "_status": [], "_length": [], "_problems": []}
         for ids, _ in encoded:
             ids = prefix + ids + suffix

@@ -27,7 +27,7 @@ D_NOT_FOUND = define(
 D_FILE_TYPE = define(
     "OM-D004",
     "Unsupported data file type",
-    "Use .json, .jsonl, .csv, .parquet or .arrow files (or a folder of them).",
+    "Use .json, .jsonl, .csv, .txt (one text per line), .parquet or .arrow files (or a folder of them).",
     DataError,
 )
 D_BAD_REGISTRY = define(
@@ -78,5 +78,12 @@ D_STAGE = define(
     "OM-D012",
     "Data does not match the training stage",
     "pt needs text rows, sft conversations, dpo/rm chosen/rejected pairs; check --stage and --formatting.",
+    DataError,
+)
+D_ENCODING = define(
+    "OM-D013",
+    "Data file is not UTF-8",
+    "openmind reads data files as UTF-8; convert the file (the message names the file and line), e.g. with "
+    "`iconv -f GB18030 -t UTF-8` for Chinese GBK files or `iconv -f LATIN1 -t UTF-8` for Western European ones.",
     DataError,
 )

@@ -119,6 +119,25 @@ def no_datasets_cache():
             datasets.enable_caching()
 
 
+@contextlib.contextmanager
+def _located(path: str):
+    """Failures of ``datasets`` itself on a file's values (a struct key it cannot decode, ...)
+    become OM-D002 naming the file; openmind's own coded errors pass through."""
+    from openmind.core.errors import OpenMindError
+
+    try:
+        yield
+    except OpenMindError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
+        raise D_BAD_LINE.error(
+            f"cannot read the rows of {Path(path).name}: {type(exc).__name__}: {exc}",
+            location=path,
+            hint="A value of an unusual shape (odd keys, mixed types) is in the file; "
+            "`openmind data validate FILE --on-error skip` lists the rows openmind can read.",
+        ) from None
+
+
 def _convert_batch(
     batch: dict[str, list],
     indices: list[int],
@@ -303,22 +322,25 @@ def load_entry(
             else datasets.Features({**features(target), "_problems": datasets.Value("string")})
         )
         parallel = workers > 1 and len(raw) >= 2 * workers
-        if parallel and can_fork():
-            # forked workers over fixed chunks: no tokenizer pickled, no table copied, same output for any N
-            converted = map_batches(raw, _convert_batch, fn_kwargs=fn_kwargs, workers=workers, features=out_features)
-        else:
-            with no_datasets_cache():
-                converted = raw.map(
-                    _convert_batch,
-                    batched=True,
-                    with_indices=True,
-                    remove_columns=raw.column_names,
-                    features=out_features,
-                    fn_kwargs=fn_kwargs,
-                    new_fingerprint=uuid.uuid4().hex,
-                    num_proc=workers if parallel else None,
-                    desc=f"Checking {Path(source.path).name}",
+        with _located(source.path):
+            if parallel and can_fork():
+                # forked workers over fixed chunks: no tokenizer pickled, no table copied, same output for any N
+                converted = map_batches(
+                    raw, _convert_batch, fn_kwargs=fn_kwargs, workers=workers, features=out_features
                 )
+            else:
+                with no_datasets_cache():
+                    converted = raw.map(
+                        _convert_batch,
+                        batched=True,
+                        with_indices=True,
+                        remove_columns=raw.column_names,
+                        features=out_features,
+                        fn_kwargs=fn_kwargs,
+                        new_fingerprint=uuid.uuid4().hex,
+                        num_proc=workers if parallel else None,
+                        desc=f"Checking {Path(source.path).name}",
+                    )
         report.read += len(converted)
         parts.append((source, converted))
     return _collect(parts, report, sources, data_args)
@@ -441,7 +463,7 @@ def load(
     if not parts:
         if allow_empty:
             return result
-        raise D_EMPTY.error(f"no usable rows in {', '.join(names)}: {total.summary()}")
+        raise D_EMPTY.error(f"no usable rows in {', '.join(names)}: {total.summary()}", location=", ".join(names))
     result.dataset = parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
     return result
 

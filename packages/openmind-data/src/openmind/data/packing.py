@@ -152,7 +152,9 @@ def padding_stats(
     stats: dict[str, Any] = {"samples": n, "tokens": tokens}
     if n == 0:
         return stats
-    stats["padding_waste_before_cutoff"] = round(1 - tokens / (n * capacity), 4)
+    # a sample longer than the capacity (a preference pair, an uncut document) pads to its own length:
+    # waste is a share of padding, never negative
+    stats["padding_waste_before_cutoff"] = round(1 - tokens / int(np.maximum(lengths, capacity).sum()), 4)
     padded = sum(
         int(lengths[i : i + batch_size].max()) * len(lengths[i : i + batch_size]) for i in range(0, n, batch_size)
     )
@@ -161,7 +163,7 @@ def padding_stats(
         packed_lengths = np.asarray(packed_lengths, dtype=np.int64)
         stats["packed_sequences"] = len(packed_lengths)
         stats["padding_waste_after"] = (
-            round(1 - tokens / (len(packed_lengths) * capacity), 4) if len(packed_lengths) else 0
+            round(1 - tokens / int(np.maximum(packed_lengths, capacity).sum()), 4) if len(packed_lengths) else 0
         )
         stats["padding_waste_padding_free"] = 0.0
     return stats

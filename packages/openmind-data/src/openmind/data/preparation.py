@@ -127,6 +127,9 @@ def prepare(
         raise A_MISSING.error(
             f"stage {stage!r} needs a template", hint="Pass --template NAME or a model with a chat template."
         )
+    from openmind.core.training.wrapper import check_val_size
+
+    check_val_size(getattr(data_args, "val_size", 0))  # before anything is read or cached
     names = list(getattr(data_args, "dataset", []) or [])
     eval_names = list(getattr(data_args, "eval_dataset", []) or [])
     root = data_cache_dir(data_args) / "prepared"

@@ -1,6 +1,13 @@
 """Reading data files into Arrow through ``datasets`` (memory-mapped, never a full Python load).
 
-JSON / JSON Lines, CSV, Parquet, Arrow files, ``save_to_disk`` folders and folders of files.
+JSON / JSON Lines, CSV, text (``.txt``: one ``text`` row per line, LLaMA-Factory's
+``wiki_demo.txt``), Parquet, Arrow files, ``save_to_disk`` folders and folders of files.
+
+Text-based files are checked first in one streaming pass (:func:`precheck`; memory bounded by
+the longest line plus a 1 MiB read buffer, never a whole-file copy): bytes that are not UTF-8
+(GBK, latin-1 files) are OM-D013 with the file and line; JSON nested deeper than
+:data:`MAX_DEPTH` is OM-D002 at its line (the Arrow reader would crash the process on it); a CSV
+quote that swallows the following lines is OM-D002 at the line where the quote opens.
 When the fast Arrow reader refuses a JSON file (a malformed line, a value whose type changes
 between rows), the file is scanned line by line so every bad line is reported with its number,
 and the good records still load.
@@ -14,9 +21,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openmind.data.errors import D_BAD_LINE, D_FILE_TYPE, D_HUB, D_NOT_FOUND
+from openmind.data.errors import D_BAD_LINE, D_EMPTY, D_ENCODING, D_FILE_TYPE, D_HUB, D_NOT_FOUND
 
-BUILDERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parquet": "parquet", ".arrow": "arrow"}
+BUILDERS = {
+    ".json": "json",
+    ".jsonl": "json",
+    ".csv": "csv",
+    ".txt": "text",
+    ".parquet": "parquet",
+    ".arrow": "arrow",
+}
+#: deepest JSON nesting accepted (chat rows need 4-6 levels; Arrow and Python's json crash or
+#: raise RecursionError around 1000)
+MAX_DEPTH = 200
+_CHUNK = 1 << 20
 
 
 @dataclass
@@ -56,6 +74,13 @@ class Source:
 def record_lines(path: str) -> list[int]:
     """Line numbers where the records of a JSON Lines or CSV file start (empty for other files)."""
     suffix = Path(path).suffix.lower()
+    if suffix == ".txt":
+        out = []
+        with open(path, "rb") as f:
+            for number, raw in enumerate(f, 1):
+                if raw.strip():
+                    out.append(number)
+        return out
     if suffix == ".csv":
         import csv
 
@@ -135,17 +160,148 @@ def read_file(path: str, *, cache_dir: str | None = None) -> Source:
             loaded = loaded["train"] if "train" in loaded else next(iter(loaded.values()))
         return Source(path, loaded, lines=[])
     builder = BUILDERS[Path(path).suffix.lower()]
+    if builder in ("json", "csv", "text") and not precheck(path, builder):
+        # lines that are not JSON objects: Arrow's JSON reader can crash the process on them
+        # (a line holding just `null`), the line-by-line reader reports each one
+        return _read_json_slowly(path, None)
     level = datasets.logging.get_verbosity()
     datasets.logging.set_verbosity(datasets.logging.CRITICAL)  # failures are located and reported below
     try:
         ds = datasets.load_dataset(builder, data_files=path, split="train", cache_dir=cache_dir)
-        return Source(path, ds)
+        if builder == "text":  # blank lines are not rows (as for .jsonl)
+            ds = ds.filter(lambda r: bool(r["text"].strip()))
+        empty = builder == "text" and len(ds) == 0
+        if not empty:
+            return Source(path, ds)
     except Exception as exc:  # noqa: BLE001 - the fallback below locates the problem
         if builder != "json":
             raise D_BAD_LINE.error(f"cannot read {path}: {_cause(exc)}", location=path) from None
         return _read_json_slowly(path, exc)
     finally:
         datasets.logging.set_verbosity(level)
+    raise D_EMPTY.error(f"{Path(path).name} holds no text (only blank lines)", location=path)
+
+
+def precheck(path: str, builder: str) -> bool:
+    """One streaming pass over a text-based data file: UTF-8, JSON Lines depth, CSV quotes.
+
+    :returns: False for a JSON Lines file with a line that is not a JSON object (read it line by line).
+    """
+    if builder == "csv":
+        _check_csv(path)
+        return True
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line = 1
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as err:
+                # the decoder may hold up to 3 bytes of the previous chunk: count lines in this one
+                _encoding_error(path, line + chunk.count(b"\n", 0, max(err.start, 0)), err)
+            line += chunk.count(b"\n")
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError as err:
+            _encoding_error(path, line, err)
+    if builder == "json" and not _is_json_array(path):
+        return _check_json_lines(path)
+    return True
+
+
+def _check_json_lines(path: str) -> bool:
+    """OM-D002 at the first line nested deeper than MAX_DEPTH (Arrow's JSON reader crashes on it);
+    False when some line is not a JSON object.
+
+    Lines with fewer than MAX_DEPTH brackets cannot be that deep (counted at C speed); only the
+    others are scanned character by character. Memory: one line at a time.
+    """
+    objects = True
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, 1):
+            head = raw.lstrip()
+            if head and not head.startswith(b"{"):
+                objects = False
+            if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+                continue
+            depth, in_string, escaped = 0, False, False
+            for ch in raw:
+                if in_string:
+                    if escaped:
+                        escaped = False
+                    elif ch == 0x5C:  # backslash
+                        escaped = True
+                    elif ch == 0x22:
+                        in_string = False
+                elif ch == 0x22:
+                    in_string = True
+                elif ch in (0x5B, 0x7B):
+                    depth += 1
+                    if depth > MAX_DEPTH:
+                        raise _too_deep(path, number)
+                elif ch in (0x5D, 0x7D):
+                    depth -= 1
+    return objects
+
+
+def _too_deep(path: str, line: int | None):
+    return D_BAD_LINE.error(
+        f"{Path(path).name}: JSON nested deeper than {MAX_DEPTH} levels",
+        location=f"{path}:{line}" if line else path,
+        hint="Rows hold flat records or chat messages; nesting this deep is not data openmind can use.",
+    )
+
+
+def _encoding_error(path: str, line: int, err: UnicodeDecodeError):
+    pair = err.object[err.start : err.start + 2]
+    # a GBK character is a lead byte 0x81-0xFE and a trail byte 0x40-0xFE; latin-1 accents stand alone
+    guess = "GBK/GB18030" if len(pair) == 2 and 0x81 <= pair[0] <= 0xFE and 0x40 <= pair[1] <= 0xFE else "latin-1"
+    raise D_ENCODING.error(
+        f"{Path(path).name} is not UTF-8: byte 0x{err.object[err.start]:02x} on line {line} "
+        f"(the file may be {guess} or another legacy encoding)",
+        location=f"{path}:{line}",
+        hint=f"Convert the file to UTF-8, e.g. `iconv -f GB18030 -t UTF-8 {Path(path).name} > fixed{Path(path).suffix}` "
+        "(use -f LATIN1 for Western European files).",
+    ) from None
+
+
+def _check_csv(path: str) -> None:
+    """Every CSV record has the header's field count; a quote that runs past its line is located."""
+    import csv
+
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.reader(f, strict=True)
+            width = None
+            start = 1
+            try:
+                for row in reader:
+                    end = reader.line_num
+                    if width is None:
+                        width = len(row)
+                    elif row and len(row) != width:
+                        spans = (
+                            f"; a quote opened on line {start} runs to line {end}, merging those lines"
+                            if end > start
+                            else ""
+                        )
+                        raise D_BAD_LINE.error(
+                            f"{Path(path).name}: the record on line {start} has {len(row)} fields, the header has {width}{spans}",
+                            location=f"{path}:{start}",
+                            hint='Close the quote (a literal quote inside a quoted field is written twice: "").',
+                        )
+                    start = end + 1
+            except csv.Error as err:
+                raise D_BAD_LINE.error(
+                    f"{Path(path).name}: {err} in the record that starts on line {start} (an unclosed quote?)",
+                    location=f"{path}:{start}",
+                    hint='Close the quote (a literal quote inside a quoted field is written twice: "").',
+                ) from None
+    except UnicodeDecodeError:
+        precheck(path, "text")  # locates the bad byte
+        raise
 
 
 def _cause(exc: BaseException) -> str:
@@ -154,12 +310,14 @@ def _cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _read_json_slowly(path: str, exc: BaseException) -> Source:
+def _read_json_slowly(path: str, exc: BaseException | None) -> Source:
     """Line-by-line JSON reading that records each bad line instead of failing the file."""
     if _is_json_array(path):
         try:
             with open(path, encoding="utf-8") as f:
                 records = json.load(f)
+        except RecursionError:
+            raise _too_deep(path, None) from None
         except json.JSONDecodeError as err:
             raise D_BAD_LINE.error(
                 f"{Path(path).name} is not valid JSON: {err.msg} (column {err.colno})",
@@ -184,6 +342,8 @@ def _read_json_slowly(path: str, exc: BaseException) -> Source:
                 continue
             try:
                 record = json.loads(text.rstrip())
+            except RecursionError:
+                raise _too_deep(path, number) from None
             except json.JSONDecodeError as err:
                 reason = f"invalid JSON: {err.msg} (column {err.colno})"
                 bad.append(BadLine(number, text.rstrip("\n"), reason, len(good)))
@@ -208,6 +368,13 @@ def _from_records(records: list[dict]):
 
 def read_hub(kind: str, hub_id: str, *, subset: str | None, split: str, folder: str | None, cache_dir: str | None):
     """A hub dataset through its own client (``datasets`` for Hugging Face)."""
+    from openmind.core.hub.api import offline
+
+    if offline():
+        raise D_HUB.error(
+            f"{hub_id}: OPENMIND_OFFLINE=1 is set, so hub datasets are not fetched",
+            hint="Download the files while online and register them with file_name, or unset OPENMIND_OFFLINE.",
+        )
     _quiet()
     if kind == "hf_hub":
         import datasets

@@ -65,6 +65,10 @@ class TrainPlan:
     #: resolved LoRA alpha (``lora_alpha`` or 2 x rank), None when not a LoRA type
     lora_alpha: int | None = None
     resume: bool = False
+    #: the intact checkpoint to resume from, verified by the wrapper before anything is written
+    resume_from: str | None = None
+    #: newer checkpoints skipped because they are damaged or unfinished (``Verdict`` objects)
+    resume_skipped: list = field(default_factory=list)
     #: ``(template, tokenizer) -> None``; raises OM-T002 on a mismatch
     template_check: Callable[[Any, Any], None] = _no_template_check
     #: ``(plan, tokenizer, template, quiet=) -> PreparedData``; raises OM-T003 / OM-D0xx

@@ -11,6 +11,7 @@ fills the plan's data steps (:meth:`TrainerWrapper.data_step`, :meth:`TrainerWra
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from pathlib import Path
@@ -20,7 +21,13 @@ from openmind.core import args as A
 from openmind.core.errors import A_BAD_FILE, A_BAD_VALUE, A_MISSING
 from openmind.core.logs import logger
 from openmind.core.training.contract import FrameworkTrainer, PreparedData, TrainPlan
-from openmind.core.training.errors import T_BAD_SETUP, T_NO_DATASET, T_NOT_TRAINABLE, T_OUTPUT_EXISTS
+from openmind.core.training.errors import (
+    T_BAD_SETUP,
+    T_NO_CHECKPOINT,
+    T_NO_DATASET,
+    T_NOT_TRAINABLE,
+    T_OUTPUT_EXISTS,
+)
 from openmind.core.training.layout import TrainResult, default_output_dir, is_main_process, is_worker_process
 
 #: argument groups every training stage takes
@@ -94,6 +101,8 @@ class TrainerWrapper:
         self.trainer_spec, self.reason = self._select()
         self._trainer = None
         self._plan: TrainPlan | None = None
+        #: (checkpoint folder, skipped verdicts) once validate() has verified the resume point
+        self._resume: tuple[str, list] | None = None
         spec, ft = self.trainer_spec, finetuning.finetuning_type
         if spec.finetuning_types and ft not in spec.finetuning_types:
             raise T_BAD_SETUP.error(
@@ -165,6 +174,8 @@ class TrainerWrapper:
         if not training.output_dir:
             training.output_dir = default_output_dir(self.stage)
         out = Path(training.output_dir)
+        check_output_dir(out)
+        check_numbers(args)
         if (
             out.is_dir()
             and any(p.name != A.ARGS_FILE for p in out.iterdir())
@@ -172,6 +183,8 @@ class TrainerWrapper:
             and not is_worker_process()
         ):
             raise T_OUTPUT_EXISTS.error(f"output_dir {str(out)!r} already holds files", location="output_dir")
+        if training.resume and not is_worker_process() and self._resume is None:
+            self._resume = find_resume(out)
         for key in ("per_device_train_batch_size", "gradient_accumulation_steps", "nproc", "nnodes", "logging_steps"):
             if getattr(training, key) < 1:
                 raise A_BAD_VALUE.error(f"{key} must be >= 1, not {getattr(training, key)}", location=key)
@@ -199,6 +212,8 @@ class TrainerWrapper:
             plan = TrainPlan.from_args(self.args, self.stage, getattr(self.trainer_spec, "framework", ""))
             plan.template_check = self.template_check
             plan.data_step = self.data_step
+            if self._resume is not None:
+                plan.resume_from, plan.resume_skipped = self._resume
             self._plan = plan
         return self._plan
 
@@ -233,8 +248,74 @@ class TrainerWrapper:
     def train(self) -> TrainResult:
         self.validate()
         logger.info("training %s with %s", self.stage, self.reason)
+        if self.args.training.resume and (Path(self.args.training.output_dir) / A.ARGS_FILE).is_file():
+            # a resume that fails while loading (model, data, checkpoint) leaves the run folder as it was
+            self.trainer.check()
         self.save_args()
         result = self.trainer.train()
         if is_main_process():
             print(f"training done: {result.output_dir} (final loss {result.final_loss})", file=sys.stderr)
         return result
+
+
+def check_output_dir(out: Path) -> None:
+    """OM-A002 when ``output_dir`` is a file, lies under a file, or cannot be written (checked before loading)."""
+    for parent in [out, *out.parents]:
+        if parent.exists():
+            if not parent.is_dir():
+                what = "is a file" if parent == out else f"lies under {str(parent)!r}, which is a file"
+                raise A_BAD_VALUE.error(
+                    f"output_dir {str(out)!r} {what}",
+                    location="output_dir",
+                    hint="Pass --output-dir a folder path (new or existing).",
+                )
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise A_BAD_VALUE.error(
+                    f"output_dir {str(out)!r} cannot be written: {str(parent)!r} is not writable",
+                    location="output_dir",
+                    hint="Pass --output-dir a folder you can write to, or fix its permissions.",
+                )
+            return
+
+
+def check_numbers(args: Any) -> None:
+    """OM-A002 for numbers no run can use (negative / NaN learning rate, a fractional val_size > 1)."""
+    t = args.training
+    for key in ("learning_rate", "weight_decay", "max_grad_norm", "warmup_ratio", "num_train_epochs"):
+        value = getattr(t, key, None)
+        if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if math.isnan(value) or math.isinf(value) or value < 0 or (key == "learning_rate" and value == 0):
+            need = "> 0" if key == "learning_rate" else ">= 0"
+            raise A_BAD_VALUE.error(f"{key} must be a finite number {need}, not {value}", location=key)
+    check_val_size(getattr(args.data, "val_size", 0))
+
+
+def check_val_size(value: Any) -> None:
+    """``val_size`` is a fraction in [0, 1) or a whole number of rows (>= 1)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
+        raise A_BAD_VALUE.error(
+            f"val_size must be a fraction in [0, 1) or a row count, not {value!r}", location="val_size"
+        )
+    if value >= 1 and float(value) != int(value):
+        raise A_BAD_VALUE.error(
+            f"val_size={value} is neither a fraction (< 1) nor a whole number of rows",
+            location="val_size",
+            hint="Use e.g. 0.1 (10% of the rows) or 200 (200 rows).",
+        )
+
+
+def find_resume(out: Path) -> tuple[str, list]:
+    """The newest intact checkpoint in ``out`` (OM-T007 when there is none, naming what is wrong with each)."""
+    from openmind.core.training.checkpoints import checkpoints, latest_intact
+
+    folder, skipped = latest_intact(out)
+    if folder is None:
+        found = [f"{v.folder.name}: {v.problem}" for v in skipped]
+        raise T_NO_CHECKPOINT.error(
+            f"no intact checkpoint in {str(out)!r}" + (f" ({'; '.join(found)})" if found else ""),
+            location="resume" if not checkpoints(out) else str(skipped[0].folder),
+        )
+    return str(folder), skipped

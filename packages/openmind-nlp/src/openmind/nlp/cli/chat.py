@@ -97,14 +97,28 @@ def repl(pipe: Any, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
         if interactive:
             stderr.write("assistant> ")
             stderr.flush()
-        stream = session.send(text, stream=True)
+        stream = None
         try:
+            stream = session.send(text, stream=True)
             for delta in stream:
                 stdout.write(delta)
                 stdout.flush()
         except KeyboardInterrupt:
-            stream.close()
+            if stream is not None:
+                stream.close()
             print("\n(interrupted)", file=stderr)
+        except Exception as exc:  # noqa: BLE001 - one bad message must not end the conversation
+            # the history gains a turn only once its answer is complete, so nothing is half-kept
+            print(f"\n(message dropped, the conversation is kept: {_describe(exc)})", file=stderr)
         stdout.write("\n")
         stdout.flush()
     return 0
+
+
+def _describe(exc: BaseException) -> str:
+    from openmind.core.errors import OpenMindError
+
+    if isinstance(exc, OpenMindError):
+        hint = getattr(exc, "hint", None)
+        return f"{exc.code} {exc.message}" + (f" - {hint}" if hint else "")
+    return f"{type(exc).__name__}: {exc}"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from openmind.core.cli.command import Command
-from openmind.core.errors import A_MISSING, A_UNKNOWN_KEY
+from openmind.core.errors import A_BAD_VALUE, A_MISSING, A_UNKNOWN_KEY
 from openmind.nlp.errors import I_BAD_INPUT_FILE
 
 FILE_SUFFIXES = (".jsonl", ".txt", ".json")
@@ -154,6 +154,17 @@ class RunCommand(Command):
         return 0
 
     def inputs(self, value: str | None, pipe: Any) -> tuple[list[Any], bool]:
+        inputs, single = self._inputs(value, pipe)
+        if single and not str(value).strip():
+            raise A_BAD_VALUE.error("--input is empty", hint="Pass --input TEXT or --input FILE.", location="input")
+        if not inputs:
+            where = value if value is not None else "stdin"
+            raise I_BAD_INPUT_FILE.error(
+                f"no inputs in {where} (empty, or only blank lines)", location=where if value is not None else "input"
+            )
+        return inputs, single
+
+    def _inputs(self, value: str | None, pipe: Any) -> tuple[list[Any], bool]:
         if value is None:
             if sys.stdin is None or sys.stdin.isatty():
                 raise A_MISSING.error("no input given", hint="Pass --input TEXT or --input FILE (.txt, .jsonl).")

@@ -7,7 +7,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,76 @@ def check_head(config: dict[str, Any], task: str, model_dir: str) -> None:
         )
 
 
+def check_model_files(folder: str | os.PathLike) -> None:
+    """OM-M101 naming the file for a model folder that cannot load: ``config.json`` that is not JSON or
+    has values of the wrong type, a ``*.safetensors`` file shorter than its own header says.
+
+    Reads only ``config.json`` and each safetensors header (bounded: the header, never the tensors).
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return
+    config = folder / "config.json"
+    if config.is_file():
+        try:
+            json.loads(config.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            line = getattr(exc, "lineno", None)
+            raise M_LOAD.error(
+                f"{config.name} is not valid JSON: {getattr(exc, 'msg', exc)}",
+                location=f"{config}:{line}" if line else str(config),
+            ) from None
+        try:
+            from huggingface_hub.errors import StrictDataclassError
+        except ImportError:  # pragma: no cover - older huggingface_hub: no strict configs
+            StrictDataclassError = ()  # noqa: N806
+        try:
+            from transformers import AutoConfig
+
+            AutoConfig.from_pretrained(str(folder))
+        except StrictDataclassError as exc:
+            field = getattr(exc, "field", None) or ""
+            detail = str(exc.__cause__ or exc).splitlines()[-1].strip()
+            raise M_LOAD.error(
+                f"{config.name}: {detail}",
+                location=f"{config} field {field!r}" if field else str(config),
+                hint="Fix the value in config.json (compare with the model's original config.json).",
+            ) from None
+        except Exception:  # noqa: BLE001 - other problems (remote code, unknown types) are reported at load
+            pass
+    for weights in sorted(folder.glob("*.safetensors")):
+        check_safetensors(weights)
+
+
+def check_safetensors(path: Path) -> None:
+    """OM-M101 when ``path`` is shorter (or longer) than its header says: a truncated download or copy."""
+    size = path.stat().st_size
+    problem = ""
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+        if len(head) < 8:
+            problem = f"{size} bytes, too short for a safetensors header"
+        else:
+            (n,) = struct.unpack("<Q", head)
+            if n > size - 8 or n > 100_000_000:
+                problem = f"header claims {n} bytes but the file has {size}"
+            else:
+                try:
+                    header = json.loads(fh.read(n))
+                    end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
+                except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
+                    problem = "its header is not valid safetensors JSON"
+                else:
+                    if 8 + n + end != size:
+                        problem = f"{size} bytes, its header describes {8 + n + end} (truncated or damaged)"
+    if problem:
+        raise M_LOAD.error(
+            f"weights file {path.name} is damaged: {problem}",
+            location=str(path),
+            hint="Download or copy the model again (`openmind pull` verifies files).",
+        )
+
+
 def has_weights(folder: str | os.PathLike, patterns: tuple[str, ...]) -> bool:
     return any(any(Path(folder).glob(p)) for p in patterns)
 
@@ -73,6 +145,7 @@ def load_tokenizer(model_dir: str, options: LoadOptions, *, padding_side: str = 
     from transformers import AutoTokenizer
 
     source = options.tokenizer or model_dir
+    check_model_files(source)
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=options.trust_remote_code)
     except (OSError, ValueError, TypeError, KeyError) as exc:
@@ -89,6 +162,7 @@ def load_tokenizer(model_dir: str, options: LoadOptions, *, padding_side: str = 
 def load_model(model_dir: str, auto_class: Any, options: LoadOptions, **kwargs: Any) -> tuple[Any, str, Any]:
     """``(model, device, dtype)``: ``auto_class.from_pretrained`` on the resolved device/dtype, in eval
     mode, with ``options.adapter`` applied."""
+    check_model_files(model_dir)
     device = resolve_device(options.device)
     dtype = resolve_dtype(options.dtype, device)
     try:

@@ -208,11 +208,41 @@ class QuickstartCommand(Command):
             step(6, "serve: skipped (--no-serve)")
 
         print(f"\ndone in {time.time() - started:.0f}s. Next:")
-        print(f"  openmind chat {run_dir}")
-        print(f"  openmind deploy --model {run_dir}")
-        print(f"  openmind eval --model {run_dir} --help")
-        print(f"  tensorboard --logdir {run_dir / 'runs'}")
+        for line in next_commands(run_dir):
+            print(f"  {line}")
         if after < args.min_accuracy:
             print(f"exact match {after:.0%} is below --min-accuracy {args.min_accuracy:.0%}", file=sys.stderr)
             return 1
         return 0
+
+
+def command_prefix(name: str) -> str:
+    """How to type ``name`` in the user's shell: bare when the PATH finds this environment's copy,
+    else its path (relative to the current folder when inside it, e.g. ``.venv/bin/openmind``)."""
+    import shutil
+
+    here = Path(sys.executable).with_name(name)
+    found = shutil.which(name)
+    if found and here.exists() and Path(found).resolve() == here.resolve():
+        return name
+    if not here.exists():
+        return name
+    try:
+        return str(here.relative_to(Path.cwd()))
+    except ValueError:
+        return str(here)
+
+
+def next_commands(run_dir: Path) -> list[str]:
+    """The "Next:" lines, each runnable as typed (quickstart.sh installs into .venv, not on the PATH)."""
+    om, tb = command_prefix("openmind"), command_prefix("tensorboard")
+    lines = [
+        f"{om} chat {run_dir}",
+        f"{om} deploy --model {run_dir}",
+        f"{om} eval --model {run_dir} --help",
+        f"{tb} --logdir {run_dir / 'runs'}",
+    ]
+    if om != "openmind":
+        activate = Path(om).with_name("activate")
+        lines.append(f"(or `source {activate}` first, then type `openmind ...`)")
+    return lines

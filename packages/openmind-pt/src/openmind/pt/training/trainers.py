@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from openmind.core.logs import logger
 from openmind.core.training.contract import FrameworkTrainer, TrainPlan
-from openmind.core.training.errors import T_BAD_SETUP, T_NO_CHECKPOINT, T_NOT_FINITE
+from openmind.core.training.errors import T_BAD_SETUP, T_NOT_FINITE
 from openmind.core.training.layout import TrainResult, is_main_process
 
 
@@ -96,6 +96,7 @@ class TorchTrainer(FrameworkTrainer):
         self.data = None
         self.hf = None
         self.resume_from: str | None = None
+        self._resume_skipped: list = []
 
     # ---- contract --------------------------------------------------------------------
     def check(self) -> None:
@@ -127,6 +128,11 @@ class TorchTrainer(FrameworkTrainer):
         out = Path(self.args.training.output_dir)
         start = time.perf_counter()
         tokens0 = self.hf.state.num_input_tokens_seen
+        if self._resume_skipped and is_main_process():
+            from openmind.core.training.checkpoints import set_aside_broken
+
+            for p in set_aside_broken(self._resume_skipped):
+                logger.warning("set aside %s (it does not match its checkpoint marker)", p)
         result = self.hf.train(resume_from_checkpoint=self.resume_from)
         seconds = time.perf_counter() - start
         if self.stopper.bad_step is not None:
@@ -195,22 +201,18 @@ class TorchTrainer(FrameworkTrainer):
         check_distributed(self.args, _device_guess())
 
     def _find_resume(self) -> str | None:
-        from openmind.pt.training.checkpoints import checkpoints, latest_complete, remove_incomplete
+        from openmind.core.training.wrapper import find_resume
 
         out = self.args.training.output_dir
         if not self.args.training.resume:
             return None
-        latest = latest_complete(out)
-        if latest is None:
-            found = [p.name for _, p in checkpoints(out)]
-            raise T_NO_CHECKPOINT.error(
-                f"no complete checkpoint in {out!r}" + (f" (incomplete: {', '.join(found)})" if found else ""),
-                location="resume",
-            )
-        if is_main_process():
-            for p in remove_incomplete(out):
-                logger.warning("removed incomplete checkpoint %s (interrupted while saving)", p)
-        print(f"resuming from {latest}", file=sys.stderr)
+        if self.plan.resume_from is not None:  # verified by the trainer wrapper before anything was written
+            latest, skipped = self.plan.resume_from, self.plan.resume_skipped
+        else:
+            latest, skipped = find_resume(Path(out))
+        self._resume_skipped = skipped  # set aside in train(), once loading has succeeded
+        note = f" (newer: {'; '.join(f'{v.folder.name}: {v.problem}' for v in skipped)})" if skipped else ""
+        print(f"resuming from {latest}{note}", file=sys.stderr)
         return str(latest)
 
     def training_arguments(self, config_cls: Any, **extra: Any) -> Any:
