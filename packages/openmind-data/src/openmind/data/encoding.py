@@ -142,7 +142,8 @@ class Encoder:
         by this many characters, whatever the row's size (a 10 MB row tokenises ~70k characters
         for cutoff_len 1024 with the Llama-2 vocabulary).
         """
-        if self.cutoff_len >= 1 << 40 or self.truncation not in ("right", "left", "drop", "error")  # proportional cuts per turn: never pre-cut:
+        # proportional truncation cuts each turn: a pre-cut of the whole text would change what it keeps
+        if self.cutoff_len >= 1 << 40 or self.truncation not in ("right", "left", "drop", "error"):
             return None
         if self._longest is None:
             try:
