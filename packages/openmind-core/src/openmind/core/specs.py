@@ -193,6 +193,9 @@ class TemplateSpec(Spec):
     name: str
     template_kind: str = "native"
     stop_words: tuple[str, ...] = ()
+    #: the tool-call parser of the family (``"hermes"``, ``"llama3_json"``, ``"mistral"``, ``"glm4"``
+    #: or a plugin's ``"module:attr"`` ToolParser class); ``""``: the template class's own choice
+    tool_parser: str = ""
 
 
 @dataclass(frozen=True)

@@ -105,6 +105,7 @@ class Qwen25Template(ChatMLTemplate):
     ``<tool_response>`` blocks in a user turn."""
 
     name = "qwen2.5"
+    tool_parser = "hermes"
     stop_words = (IM_END, "<|endoftext|>")
     default_system = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
 
@@ -143,6 +144,7 @@ class Qwen3Template(ChatMLTemplate):
     """
 
     name = "qwen3"
+    tool_parser = "hermes"
     stop_words = (IM_END, "<|endoftext|>")
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:

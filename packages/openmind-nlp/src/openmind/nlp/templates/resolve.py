@@ -30,7 +30,10 @@ def load_template(name: str, *, registry=None) -> Template:
             location="--template",
         )
     made = spec.load()
-    return made() if isinstance(made, type) else made
+    template = made() if isinstance(made, type) else made
+    if getattr(spec, "tool_parser", ""):
+        template.tool_parser = spec.tool_parser
+    return template
 
 
 def _special_tokens(tokenizer_config: dict) -> dict[str, str]:
