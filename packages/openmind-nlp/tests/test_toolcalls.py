@@ -136,7 +136,7 @@ def test_glm4_function_call_turn():
 
 
 def test_jinja_templates_declare_their_parser_from_their_own_text():
-    qwen = "{% for m in messages %}...{% endfor %}<tool_call>\\n{\"name\": <function-name>}</tool_call>"
+    qwen = '{% for m in messages %}...{% endfor %}<tool_call>\\n{"name": <function-name>}</tool_call>'
     assert JinjaTemplate(qwen).tool_parser == "hermes"
     assert JinjaTemplate("{{ '[TOOL_CALLS]' }}").tool_parser == "mistral"
     assert JinjaTemplate("{{ '<|python_tag|>' }}").tool_parser == "llama3_json"

@@ -135,6 +135,10 @@ class ToolParser:
         """What the model writes before the arguments of a call to ``name`` (grammar-enforced calls)."""
         raise NotImplementedError(f"the {self.name} parser cannot force a call")
 
+    def call_suffix(self) -> str:
+        """What the model writes after the arguments of a call (grammar-enforced calls)."""
+        return ""
+
 
 class HermesParser(ToolParser):
     """Qwen2.5 / Qwen3 / NousResearch Hermes: ``<tool_call>\\n{json}\\n</tool_call>`` blocks."""
@@ -163,6 +167,9 @@ class HermesParser(ToolParser):
     def call_prefix(self, name: str) -> str:
         return '<tool_call>\n{"name": ' + json.dumps(name) + ', "arguments": '
 
+    def call_suffix(self) -> str:
+        return "}\n</tool_call>"
+
 
 class Llama3JsonParser(ToolParser):
     """Llama 3.1+ JSON tool calling: ``{"name": ..., "parameters": {...}}`` as the whole answer,
@@ -189,6 +196,9 @@ class Llama3JsonParser(ToolParser):
 
     def call_prefix(self, name: str) -> str:
         return '{"name": ' + json.dumps(name) + ', "parameters": '
+
+    def call_suffix(self) -> str:
+        return "}"
 
 
 class MistralParser(ToolParser):
@@ -229,6 +239,9 @@ class MistralParser(ToolParser):
 
     def call_prefix(self, name: str) -> str:
         return '[TOOL_CALLS] [{"name": ' + json.dumps(name) + ', "arguments": '
+
+    def call_suffix(self) -> str:
+        return "}]"
 
 
 class GLM4Parser(ToolParser):
