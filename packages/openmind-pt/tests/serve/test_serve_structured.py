@@ -273,3 +273,23 @@ def test_logit_bias_and_penalties_per_row_in_one_batch(engine):
     biased, free = backend.generate([ids, ids], rows, batch_size=2)
     assert biased.token_ids == [token] * 4
     assert free.text == backend.generate([ids], rows[1])[0].text
+
+
+def test_the_chat_pipeline_takes_response_format_and_equals_the_server(server, tiny_model):
+    from openmind import pipeline
+
+    chat = pipeline("chat", model=tiny_model, framework="pt", device="cpu", template="qwen2.5")
+    schema = random_schema(random.Random(7))
+    fmt = {"type": "json_schema", "json_schema": {"name": "s", "schema": schema, "strict": True}}
+    messages = [{"role": "user", "content": "JSON please"}]
+    direct = chat(messages, response_format=fmt, max_new_tokens=96, temperature=0)["content"]
+    jsonschema.validate(json.loads(direct), schema)
+    served = client(server).chat.completions.create(
+        model="tiny", messages=messages, response_format=fmt, max_tokens=96, temperature=0
+    )
+    assert served.choices[0].message.content == direct
+    from openmind.core.errors import OpenMindError
+
+    with pytest.raises(OpenMindError) as info:
+        chat(messages, response_format={"type": "yaml"})
+    assert info.value.code == "OM-I102" and info.value.location == "response_format"

@@ -36,9 +36,12 @@ _MAX_CACHED = 256
 def _xgrammar():
     try:
         import xgrammar
-    except ImportError as exc:  # pragma: no cover - xgrammar is a dependency of openmind-pt
+    except ImportError as exc:  # pragma: no cover - the optional extra is not installed
         raise I_BAD_PARAM.error(
-            "grammar-constrained decoding needs the 'xgrammar' package", hint="pip install xgrammar"
+            "response_format json_object/json_schema and tool_choice required/named need grammar-constrained "
+            "decoding, which needs the 'xgrammar' package (not installed on this server)",
+            location="response_format",
+            hint='pip install "openmind-pt[structured]"',
         ) from exc
     return xgrammar
 
