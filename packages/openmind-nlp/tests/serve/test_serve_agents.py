@@ -215,7 +215,7 @@ def test_suffix_is_refused_clearly(server):
 def test_abandoned_non_streaming_request_is_cancelled_and_does_not_delay_the_next():
     engine = ToolEngine(step_s=0.02)
     engine.context_length = None
-    with serve(engine, limits=__import__("openmind.nlp.serve.schemas", fromlist=["Limits"]).Limits()) as s:
+    with serve(engine) as s:
         headers = {"Authorization": f"Bearer {KEY}"}
         # 1500 steps x 20 ms = 30 s if it ran to the end; the client gives up after 0.5 s
         with pytest.raises(httpx.ReadTimeout):
@@ -269,3 +269,52 @@ def test_big_bodies_do_not_freeze_health():
             t.join()
     assert results == [400, 400, 400]  # over the 8192-token prompt limit: refused, with a reason
     assert worst < 2.0, f"/health took {worst:.2f} s while big bodies arrived"
+
+
+def test_fuzzed_bodies_never_get_a_500(server):
+    """Random JSON bodies over the chat schema's fields: every answer is a 200 or a 4xx with OpenAI's body."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    scalars = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**90), max_value=2**90),
+        st.floats(allow_nan=True),
+        st.text(max_size=8),
+    )
+    values = st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+        max_leaves=6,
+    )
+    fields = [
+        "max_tokens",
+        "seed",
+        "temperature",
+        "top_p",
+        "n",
+        "stop",
+        "logit_bias",
+        "tools",
+        "tool_choice",
+        "response_format",
+        "top_k",
+        "min_p",
+        "repetition_penalty",
+        "stream_options",
+        "logprobs",
+    ]
+    bodies = st.fixed_dictionaries({"messages": st.just(says("ok"))}, optional={f: values for f in fields})
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(bodies)
+    def check(body):
+        r = httpx.post(
+            server.url + "/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {KEY}"}, timeout=30
+        )
+        assert r.status_code < 500, (body, r.text)
+        if r.status_code >= 400:
+            assert set(r.json()["error"]) == {"message", "type", "param", "code"}
+
+    check()

@@ -138,19 +138,14 @@ def test_tool_choice_required_and_named_always_give_a_valid_call(server):
 def test_json_schema_strict_100_random_schemas_validate_in_mixed_batches(engine):
     """100 schemas through the pipeline backend in batches of 20 rows, every 4th row free."""
     from openmind.nlp.pipelines.controls import RowControls, json_schema_constraint
+    from openmind.nlp.serve.engine import Sampling
     from openmind.nlp.serve.pipeline_engine import _params
 
     rng = random.Random(0)
     schemas = [random_schema(rng) for _ in range(100)]
     wrapper = engine.generator
     ids = wrapper.prompt(wrapper.check_item("Describe the item as JSON.", None), {})
-    base = wrapper.with_stops(
-        _params(
-            wrapper.defaults,
-            __import__("openmind.nlp.serve.engine", fromlist=["Sampling"]).Sampling(max_tokens=96, temperature=0.0),
-            0,
-        )
-    )
+    base = wrapper.with_stops(_params(wrapper.defaults, Sampling(max_tokens=96, temperature=0.0), 0))
     import dataclasses
 
     rows, kinds = [], []
