@@ -142,6 +142,9 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
             "httpx",
             "openai",
             "rouge-score",
+            # structured outputs / forced tool calls (openmind-pt[structured]) and their validation
+            "xgrammar",
+            "jsonschema",
         ],
     ),
     # openmind-pt is the interoperability partner (same checkpoint on both frameworks); its own

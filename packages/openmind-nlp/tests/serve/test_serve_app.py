@@ -144,6 +144,9 @@ def test_embeddings_float_and_base64(server):
     assert struct.unpack("<2f", packed) == (3.0, 1.0)
 
 
+ONE = {"messages": [{"role": "user", "content": "x"}]}
+
+
 @pytest.mark.parametrize(
     ("body", "status", "needle"),
     [
@@ -154,8 +157,16 @@ def test_embeddings_float_and_base64(server):
         ({"messages": [{"role": "wizard", "content": "x"}]}, 400, "messages.0.role"),
         ({"messages": [{"role": "user", "content": "x"}], "temperature": "hot"}, 400, "temperature"),
         ({"messages": [{"role": "user", "content": "x"}], "temperature": 3}, 400, "temperature"),
-        ({"messages": [{"role": "user", "content": "x"}], "frobnicate": 1}, 400, "frobnicate: unknown field"),
-        ({"messages": [{"role": "user", "content": "x"}], "presence_penalty": 1.0}, 400, "presence_penalty"),
+        ({**ONE, "presence_penalty": 2.5}, 400, "presence_penalty"),
+        ({**ONE, "max_tokens": "5"}, 400, "max_tokens"),
+        ({**ONE, "max_tokens": True}, 400, "max_tokens"),
+        ({**ONE, "seed": 2**80}, 400, "seed"),
+        ({**ONE, "logit_bias": {"abc": 1}}, 400, "logit_bias"),
+        ({**ONE, "logit_bias": {"5": 101}}, 400, "logit_bias"),
+        ({**ONE, "tool_choice": "required"}, 400, "needs 'tools'"),
+        ({**ONE, "response_format": {"type": "yaml"}}, 400, "response_format"),
+        ({**ONE, "top_k": "many"}, 400, "top_k"),
+        ({**ONE, "min_p": 2}, 400, "min_p"),
         ({"messages": [{"role": "user", "content": "x"}], "n": 4}, 400, "n=4 is over"),
         ({"messages": [{"role": "user", "content": "x"}], "max_tokens": 101}, 400, "max_tokens=101 is over"),
         ({"messages": [{"role": "user", "content": "word " * 60}]}, 400, "over this server's limit of 50"),

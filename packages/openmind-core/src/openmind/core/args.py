@@ -249,6 +249,11 @@ class DeployArguments:
     max_prompt_tokens: int = arg(8192, "Cap on prompt tokens.")
     max_tokens_cap: int = arg(4096, "Cap on max_tokens.")
     max_n: int = arg(8, "Cap on n.")
+    strict_schema: bool = arg(
+        False,
+        "Answer 400 to request fields outside the OpenAI schema (default: ignore them and name them in the "
+        "X-OpenMind-Ignored-Fields response header).",
+    )
 
 
 @dataclass

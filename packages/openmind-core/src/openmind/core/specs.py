@@ -248,6 +248,9 @@ class TemplateSpec(Spec):
     aliases: tuple[str, ...] = ()
     #: render options this name fixes (e.g. ``{"enable_thinking": False}`` for ``qwen3_nothink``)
     options: dict[str, Any] = field(default_factory=dict, hash=False)
+    #: the tool-call parser of the family (``"hermes"``, ``"llama3_json"``, ``"mistral"``, ``"glm4"``
+    #: or a plugin's ``"module:attr"`` ToolParser class); ``""``: the template class's own choice
+    tool_parser: str = ""
 
 
 @dataclass(frozen=True)

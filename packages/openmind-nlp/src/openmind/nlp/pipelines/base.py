@@ -108,6 +108,10 @@ class GenerationParams:
     logprobs: bool = False
     #: and this many alternatives per position (implies ``logprobs``)
     top_logprobs: int = 0
+    #: per-row controls (``logit_bias``, penalties, ``min_p``, grammars: :mod:`.controls`); rows
+    #: that differ only here share a batch. Inside ``generate_batch`` this is the tuple of the
+    #: batch's rows' controls (``None`` entries for rows without any), or ``None``.
+    controls: Any = None
 
     NAMES: ClassVar[tuple[str, ...]] = (
         "max_new_tokens",
@@ -121,6 +125,7 @@ class GenerationParams:
         "seed",
         "logprobs",
         "top_logprobs",
+        "controls",
     )
 
     @classmethod

@@ -13,6 +13,7 @@ log-probability arrays a backend returns (``torch.Tensor`` or ``numpy.ndarray``)
 from __future__ import annotations
 
 import abc
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -53,6 +54,8 @@ class CausalLMPipeline(GenerativePipeline):
     eos_ids: tuple[int, ...] = ()
     #: padding id (generation_config's, the tokenizer's, else the first EOS)
     pad_id: int = 0
+    #: whether ``generate_batch`` honours per-row :mod:`controls <openmind.nlp.pipelines.controls>`
+    supports_controls: bool = False
 
     def init_ids(self, eos: tuple[int, ...], pad: int | None) -> None:
         """Set :attr:`eos_ids`, :attr:`pad_id`, the lock and the stop-string cache."""
@@ -140,15 +143,28 @@ class CausalLMPipeline(GenerativePipeline):
         per_prompt = [params] * len(prompts) if isinstance(params, GenerationParams) else list(params)
         if len(per_prompt) != len(prompts):
             raise I_BAD_PARAM.error(f"{len(prompts)} prompts but {len(per_prompt)} generation params")
+        # per-row controls do not split batches: group on the rest, hand each batch its rows' controls
         groups: dict[GenerationParams, list[int]] = {}
         for i, p in enumerate(per_prompt):
-            groups.setdefault(p, []).append(i)
+            groups.setdefault(dataclasses.replace(p, controls=None), []).append(i)
+        if any(p.controls is not None for p in per_prompt) and not self.supports_controls:
+            raise I_BAD_PARAM.error(
+                f"logit_bias, presence/frequency penalties, min_p and grammar-constrained decoding "
+                f"(response_format, tool_choice) are not supported by the {getattr(self, 'framework', 'this')!r} backend",
+                location="controls",
+                hint="Serve the model with --framework pt for these options.",
+            )
         results: list[Generation | None] = [None] * len(prompts)
         batch_size = max(1, int(batch_size))
         with self._lock, self._adapter(adapter):
             for group_params, indices in groups.items():
                 for s in range(0, len(indices), batch_size):
                     chunk = indices[s : s + batch_size]
+                    rows = tuple(per_prompt[i].controls for i in chunk)
+                    if any(c is not None for c in rows):
+                        group_params = dataclasses.replace(group_params, controls=rows)
+                    else:
+                        group_params = dataclasses.replace(group_params, controls=None)
                     out = self.generate_batch([prompts[i] for i in chunk], group_params, chunk, on_text, is_cancelled)
                     for i, generation in zip(chunk, out, strict=True):
                         results[i] = generation

@@ -9,6 +9,55 @@ from openmind.nlp.errors import I_BAD_PARAM
 from openmind.nlp.pipelines.base import Generation, GenerationParams, GenerativePipeline, TextStream
 from openmind.nlp.pipelines.wrapper import PipelineWrapper
 
+#: per-call options that become per-row controls (:mod:`openmind.nlp.pipelines.controls`)
+CONTROL_NAMES = ("response_format", "logit_bias", "presence_penalty", "frequency_penalty", "min_p")
+
+
+def row_controls(values: dict[str, Any]) -> Any:
+    """OpenAI-style options as :class:`~openmind.nlp.pipelines.controls.RowControls` (OM-I102 on bad ones).
+
+    ``response_format``: ``{"type": "json_object"}``, ``{"type": "json_schema", "json_schema":
+    {"schema": {...}}}`` (OpenAI's shape) or ``{"type": "json_schema", "schema": {...}}``;
+    ``logit_bias``: ``{token_id: bias}``; penalties in [-2, 2]; ``min_p`` in [0, 1].
+    """
+    from openmind.nlp.pipelines.controls import RowControls, json_object_constraint, json_schema_constraint
+
+    def bad(name: str, value: Any, rule: str):
+        return I_BAD_PARAM.error(f"{name}={value!r}: {rule}", location=name)
+
+    constraint = None
+    fmt = values.get("response_format")
+    if fmt is not None:
+        kind = fmt.get("type") if isinstance(fmt, dict) else None
+        if kind == "json_object":
+            constraint = json_object_constraint()
+        elif kind == "json_schema":
+            inner = fmt.get("json_schema") if isinstance(fmt.get("json_schema"), dict) else fmt
+            schema = inner.get("schema")
+            if not isinstance(schema, dict):
+                raise bad("response_format", fmt, "json_schema needs a 'schema' object")
+            constraint = json_schema_constraint(schema, "response_format")
+        elif kind != "text":
+            raise bad("response_format", fmt, "use {'type': 'json_object'} or {'type': 'json_schema', ...}")
+    bias = values.get("logit_bias") or {}
+    try:
+        pairs = tuple(sorted((int(k), float(v)) for k, v in dict(bias).items()))
+    except (TypeError, ValueError):
+        raise bad("logit_bias", bias, "a mapping of token id to a bias in [-100, 100]") from None
+    if any(not -100 <= v <= 100 or t < 0 for t, v in pairs):
+        raise bad("logit_bias", bias, "token ids >= 0, biases in [-100, 100]")
+    penalties = {}
+    for name in ("presence_penalty", "frequency_penalty"):
+        value = values.get(name) or 0.0
+        if not isinstance(value, (int, float)) or not -2 <= value <= 2:
+            raise bad(name, value, "a number in [-2, 2]")
+        penalties[name] = float(value)
+    min_p = values.get("min_p")
+    if min_p is not None and (not isinstance(min_p, (int, float)) or not 0 <= min_p <= 1):
+        raise bad("min_p", min_p, "a number in [0, 1]")
+    controls = RowControls(logit_bias=pairs, min_p=min_p or None, constraint=constraint, **penalties)
+    return None if controls.empty else controls
+
 
 class GenerativeWrapper(PipelineWrapper):
     """Generation parameters (``max_new_tokens``, ``temperature``, ``top_p``, ``top_k``,
@@ -26,6 +75,9 @@ class GenerativeWrapper(PipelineWrapper):
         return self.make_params(None, options)
 
     def make_params(self, base: Any, values: dict[str, Any]) -> GenerationParams:
+        if any(k in values for k in CONTROL_NAMES):
+            values = dict(values)
+            values["controls"] = row_controls({k: values.pop(k) for k in CONTROL_NAMES if k in values})
         unknown = [k for k in values if k not in GenerationParams.NAMES and k != "generation_seed"]
         if unknown:
             self._unknown({k: values[k] for k in unknown}, (*GenerationParams.NAMES, *self.options))

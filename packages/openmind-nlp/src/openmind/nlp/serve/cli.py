@@ -74,6 +74,7 @@ def settings_from(ns: Any, name: str):
         max_queue=d.max_queue,
         request_timeout=d.request_timeout,
         default_max_tokens=min(DEFAULT_MAX_NEW_TOKENS, d.max_tokens_cap),
+        strict_schema=bool(getattr(d, "strict_schema", False)),
     )
 
 

@@ -10,6 +10,7 @@ request limits, the scheduler and SSE streaming. The built-in OpenAI routes live
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import secrets
@@ -33,6 +34,13 @@ log = logging.getLogger("openmind.serve")
 
 #: bodies above this many bytes are refused before parsing (413)
 MAX_BODY_BYTES = 16 * 1024 * 1024
+#: bodies above this many bytes are parsed and validated on a worker thread (the event loop keeps
+#: answering other clients while a big body is decoded)
+OFF_LOOP_BYTES = 64 * 1024
+#: engine error locations that are request fields (reported as the error's ``param``)
+REQUEST_FIELDS = frozenset({"response_format", "tool_choice", "tools", "logit_bias", "prompt", "max_tokens", "seed"})
+#: the response header naming top-level request fields that were ignored (not in the schema)
+IGNORED_HEADER = "X-OpenMind-Ignored-Fields"
 
 
 @dataclass
@@ -48,6 +56,8 @@ class ServeSettings:
     request_timeout: float = 300.0
     #: max_tokens when a chat request does not say (OpenAI: "up to the context"); capped by max_tokens_cap
     default_max_tokens: int = DEFAULT_MAX_NEW_TOKENS
+    #: unknown request fields: 400 (True) or ignored and named in the X-OpenMind-Ignored-Fields header
+    strict_schema: bool = False
 
 
 class ApiError(Exception):
@@ -107,22 +117,54 @@ def create_guard(app: FastAPI, settings: ServeSettings) -> None:
             error_body("internal server error (details are in the server log)", "server_error"), status_code=500
         )
 
-    @app.middleware("http")
-    async def _auth(request: Request, call_next):
-        if settings.api_key and request.url.path != "/health":
-            header = request.headers.get("authorization", "")
+    app.add_middleware(_Guard, api_key=settings.api_key)
+
+
+class _Guard:
+    """Pure ASGI middleware (no BaseHTTPMiddleware: it hides client disconnects from the routes, so
+    an abandoned non-streaming request would run to its end): the API-key check on every route but
+    /health, and the ignored-fields header on responses."""
+
+    def __init__(self, app, api_key: str | None) -> None:
+        self.app, self.api_key = app, api_key
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        if self.api_key and scope.get("path") != "/health":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+            header = headers.get("authorization", "")
             scheme, _, token = header.partition(" ")
-            if scheme.lower() != "bearer" or not secrets.compare_digest(token.strip(), settings.api_key):
+            if scheme.lower() != "bearer" or not secrets.compare_digest(token.strip(), self.api_key):
                 message = "Incorrect API key provided." if header else "Missing API key (Authorization: Bearer KEY)."
-                return JSONResponse(
+                response = JSONResponse(
                     error_body(message, "invalid_request_error", None, "invalid_api_key"),
                     status_code=401,
                     headers={"WWW-Authenticate": "Bearer"},
                 )
+                return await response(scope, receive, send)
+        state = scope.setdefault("state", {})
+
+        async def sending(message):
+            if message["type"] == "http.response.start" and state.get("ignored_fields"):
+                value = ", ".join(state["ignored_fields"]).encode("latin-1", "replace")
+                message = {**message, "headers": [*message.get("headers", []), (IGNORED_HEADER.encode(), value)]}
+            await send(message)
+
+        started = False
+
+        async def tracking(message):
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await sending(message)
+
         try:
-            return await call_next(request)
+            await self.app(scope, receive, tracking)
         except ApiError as exc:  # raised before the route's handler could
-            return exc.response()
+            if started:
+                raise
+            await exc.response()(scope, receive, sending)
 
 
 class ServeContext:
@@ -140,14 +182,30 @@ class ServeContext:
         raw = await request.body()
         if len(raw) > MAX_BODY_BYTES:
             raise ApiError(413, f"request body over {MAX_BODY_BYTES} bytes")
+        if len(raw) > OFF_LOOP_BYTES:  # decoding megabytes of JSON must not stall other clients
+            body, ignored = await asyncio.to_thread(self.parse_body, raw, model)
+        else:
+            body, ignored = self.parse_body(raw, model)
+        if ignored:
+            request.state.ignored_fields = ignored
+            log.info("%s: ignored request field(s) %s", request.url.path, ", ".join(ignored))
+        return body
+
+    def parse_body(self, raw: bytes, model: type) -> tuple[Any, list[str]]:
+        """Decode and validate a body; returns it and the top-level fields that were ignored."""
         try:
             data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             raise ApiError(400, f"malformed JSON body: {exc}", code="invalid_json") from None
         if not isinstance(data, dict):
             raise ApiError(400, f"the body must be a JSON object, not {type(data).__name__}", code="invalid_json")
+        ignored: list[str] = []
+        if not self.settings.strict_schema:
+            known = {f.alias or name for name, f in model.model_fields.items()} | set(model.model_fields)
+            ignored = sorted(k for k in data if k not in known)
+            data = {k: v for k, v in data.items() if k in known}
         try:
-            return model.model_validate(data)
+            return model.model_validate(data), ignored
         except ValidationError as exc:
             message, param = describe_validation_errors(exc.errors())
             raise ApiError(400, message, param=param, code="invalid_value") from None
@@ -172,21 +230,51 @@ class ServeContext:
                 code="unsupported_endpoint",
             )
 
-    def prepare(self, job: Job) -> None:
+    def prepare(self, job: Job, *, max_tokens_given: bool = True) -> None:
+        """Render / tokenize the job (``engine.prepare``) and check it against the limits and the
+        model's context: a prompt over ``max_prompt_tokens`` or ``prompt + max_tokens`` over the
+        context is a 400 (``context_length_exceeded``); a ``max_tokens`` the client did not give is
+        cut to the room left instead."""
         try:
             job.prompt_tokens = self.engine.prepare(job)
         except OpenMindError as exc:
-            raise ApiError(
-                400, f"[{exc.code}] {exc.message}", param="messages" if job.kind == "chat" else None
-            ) from None
+            param = exc.location if exc.location in REQUEST_FIELDS else ("messages" if job.kind == "chat" else None)
+            raise ApiError(400, f"[{exc.code}] {exc.message}", param=param) from None
+        where = "messages" if job.kind == "chat" else ("input" if job.kind == "embedding" else "prompt")
         if job.prompt_tokens > self.settings.limits.max_prompt_tokens:
             raise ApiError(
                 400,
                 f"the prompt has {job.prompt_tokens} tokens, over this server's limit of "
                 f"{self.settings.limits.max_prompt_tokens}",
-                param="messages" if job.kind == "chat" else "prompt",
+                param=where,
                 code="context_length_exceeded",
             )
+        context = getattr(self.engine, "context_length", None)
+        if context and job.kind != "embedding":
+            room = context - job.prompt_tokens
+            if room < 1 and job.sampling.max_tokens > 0:
+                raise ApiError(
+                    400,
+                    f"the prompt has {job.prompt_tokens} tokens; the model's context is {context}: "
+                    "no room left to generate",
+                    param=where,
+                    code="context_length_exceeded",
+                )
+            if job.sampling.max_tokens > room:
+                if max_tokens_given:
+                    raise ApiError(
+                        400,
+                        f"max_tokens={job.sampling.max_tokens} plus the prompt's {job.prompt_tokens} tokens is over "
+                        f"the model's context of {context} tokens; ask for at most {room}",
+                        param="max_tokens",
+                        code="context_length_exceeded",
+                    )
+                job.sampling = dataclasses.replace(job.sampling, max_tokens=room)
+
+    async def prepare_async(self, job: Job, *, max_tokens_given: bool = True) -> None:
+        """:meth:`prepare` on a worker thread: rendering and tokenizing a big prompt must not stall
+        the event loop (health checks and other clients' streams keep flowing)."""
+        await asyncio.to_thread(self.prepare, job, max_tokens_given=max_tokens_given)
 
     def limit_checks(self, n: int, max_tokens: int) -> None:
         check_limits(self.settings.limits, n, max_tokens)
@@ -223,7 +311,16 @@ class ServeContext:
         )
 
     def stream_response(
-        self, request: Request, job: Job, ident: str, model_name: str, *, chat: bool, include_usage: bool
+        self,
+        request: Request,
+        job: Job,
+        ident: str,
+        model_name: str,
+        *,
+        chat: bool,
+        include_usage: bool,
+        tool_parser: Any = None,
+        parallel_tool_calls: bool = True,
     ):
         scheduler: Scheduler = request.app.state.scheduler
         loop = asyncio.get_running_loop()
@@ -237,13 +334,17 @@ class ServeContext:
         created_at = int(time.time())
         kind = "chat.completion.chunk" if chat else "text_completion"
 
-        def chunk(index: int, text: str | None = None, finish: str | None = None, role: bool = False, lp=None):
+        def chunk(
+            index: int, text: str | None = None, finish: str | None = None, role: bool = False, lp=None, calls=None
+        ):
             if chat:
                 delta: dict[str, Any] = {}
                 if role:
                     delta["role"] = "assistant"
                 if text is not None:
                     delta["content"] = text
+                if calls is not None:
+                    delta["tool_calls"] = calls
                 choice: dict[str, Any] = {"index": index, "delta": delta, "logprobs": lp, "finish_reason": finish}
             else:
                 choice = {"index": index, "text": text or "", "logprobs": lp, "finish_reason": finish}
@@ -266,6 +367,8 @@ class ServeContext:
                         index, text = getter.result()
                         received[index] += text
                         safe = safe_prefix(received[index], stops)
+                        if tool_parser is not None and tool_parser.may_start(safe):
+                            continue  # a tool call may be starting: held until the end, then parsed
                         if len(safe) > len(streamed[index]):
                             piece = safe[len(streamed[index]) :]
                             streamed[index] = safe
@@ -290,13 +393,27 @@ class ServeContext:
                     yield sse_error(message, "server_error")
                     return
                 for i, out in enumerate(result.outputs):
-                    rest = out.text[len(streamed[i]) :] if out.text.startswith(streamed[i]) else ""
+                    finish, text, calls = out.finish_reason, out.text, None
+                    if tool_parser is not None:
+                        from openmind.nlp.serve.tools import assistant_message
+
+                        message, finish = assistant_message(
+                            out.text, out.finish_reason, tool_parser, parallel_tool_calls
+                        )
+                        text = message["content"] or ""
+                        calls = message.get("tool_calls")
+                    rest = text[len(streamed[i]) :] if text.startswith(streamed[i]) else ""
                     lp = None
                     if job.sampling.logprobs is not None:
                         lp = {"content": chat_logprobs(out.logprobs)} if chat else completion_logprobs(out, False)
                     if rest or lp:
                         yield chunk(i, rest, lp=lp)
-                    yield chunk(i, None if chat else "", finish=out.finish_reason)
+                    for k, call in enumerate(calls or []):
+                        # OpenAI's shape: index, id, type and the name first, then the arguments
+                        head = {**call, "index": k, "function": {"name": call["function"]["name"], "arguments": ""}}
+                        yield chunk(i, calls=[head])
+                        yield chunk(i, calls=[{"index": k, "function": {"arguments": call["function"]["arguments"]}}])
+                    yield chunk(i, None if chat else "", finish=finish)
                 if include_usage:
                     tail = {
                         "id": ident,

@@ -35,10 +35,20 @@ class Sampling:
     stop: tuple[str, ...] = ()
     #: ``None``: no logprobs; ``k >= 0``: the chosen token's logprob plus the top ``k`` alternatives.
     logprobs: int | None = None
+    #: vLLM's extras: ``top_k`` (``None``/0/-1: off), ``min_p``, ``repetition_penalty``; ``do_sample``
+    #: (``False``: greedy whatever the temperature)
+    top_k: int | None = None
+    min_p: float | None = None
+    repetition_penalty: float | None = None
+    do_sample: bool | None = None
+    #: per-row controls (OpenAI): ``(token_id, bias)`` pairs, penalties in [-2, 2]
+    logit_bias: tuple[tuple[int, float], ...] = ()
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
 
     @property
     def greedy(self) -> bool:
-        return self.temperature == 0.0
+        return self.temperature == 0.0 or self.do_sample is False
 
 
 @dataclass
@@ -74,6 +84,9 @@ class Job:
     echo: bool = False
     adapter: str | None = None
     tools: list[dict] | None = None
+    #: a grammar the output must follow (:class:`openmind.nlp.pipelines.controls.Constraint`):
+    #: ``response_format`` json_object / json_schema, or a forced tool call
+    constraint: Any = None
     #: called from the worker thread with ``(choice_index, text_delta)`` while generating (streaming)
     on_text: Callable[[int, str], None] | None = None
     #: set when the client went away or the request timed out; engines stop the job's rows

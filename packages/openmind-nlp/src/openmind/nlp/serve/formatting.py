@@ -21,6 +21,13 @@ def sampling(body: Any, max_tokens: int, logprobs: int | None) -> Sampling:
         seed=body.seed,
         stop=tuple(body.stop or ()),
         logprobs=logprobs,
+        top_k=body.top_k if body.top_k and body.top_k > 0 else None,
+        min_p=body.min_p or None,
+        repetition_penalty=body.repetition_penalty,
+        do_sample=body.do_sample,
+        logit_bias=tuple(sorted((int(k), float(v)) for k, v in (body.logit_bias or {}).items())),
+        presence_penalty=float(body.presence_penalty or 0.0),
+        frequency_penalty=float(body.frequency_penalty or 0.0),
     )
 
 

@@ -18,20 +18,37 @@ from openmind.nlp.serve.engine import Job, Output, Result, Sampling, TokenLogpro
 from openmind.nlp.serve.errors import S_BAD_ADAPTER, S_NOT_SERVABLE
 
 
-def _params(base: Any, sampling: Sampling, choice: int):
+def _controls(sampling: Sampling, constraint: Any):
+    from openmind.nlp.pipelines.controls import RowControls
+
+    controls = RowControls(
+        logit_bias=sampling.logit_bias,
+        presence_penalty=sampling.presence_penalty,
+        frequency_penalty=sampling.frequency_penalty,
+        min_p=sampling.min_p,
+        constraint=constraint,
+    )
+    return None if controls.empty else controls
+
+
+def _params(base: Any, sampling: Sampling, choice: int, constraint: Any = None):
     from openmind.nlp.pipelines.base import GenerationParams
 
-    seed = None if sampling.seed is None else sampling.seed + choice
+    # torch takes 64-bit seeds: seed + choice wraps instead of overflowing
+    seed = None if sampling.seed is None else (sampling.seed + choice) % 2**64
     values: dict[str, Any] = {
         "max_new_tokens": sampling.max_tokens,
         "top_p": sampling.top_p if sampling.top_p < 1.0 else None,
+        "top_k": sampling.top_k,
+        "repetition_penalty": sampling.repetition_penalty,
         "seed": seed,
         "stop": tuple(sampling.stop),
         "logprobs": sampling.logprobs is not None,
         "top_logprobs": sampling.logprobs or 0,
+        "controls": _controls(sampling, constraint),
     }
-    if sampling.temperature == 0.0:
-        values.update(do_sample=False, temperature=None)
+    if sampling.greedy:
+        values.update(do_sample=False, temperature=None, top_k=None)
     else:
         values.update(do_sample=True, temperature=sampling.temperature)
     merged = {name: getattr(base, name) for name in GenerationParams.NAMES} if base is not None else {}
@@ -107,6 +124,55 @@ class PipelineEngine:
 
     # ---- the engine contract -----------------------------------------------------------------
 
+    @property
+    def context_length(self) -> int | None:
+        """The model's context (``max_position_embeddings``), or ``None`` when unknown."""
+        if self.generator is None:
+            return None
+        return getattr(self.generator.backend, "max_length", None)
+
+    def tool_parser(self) -> Any:
+        """The tool-call parser of the served chat template (``None``: tool calls are not parsed)."""
+        template = getattr(self.generator, "chat_template", None) if self.generator is not None else None
+        name = getattr(template, "tool_parser", "") if template is not None else ""
+        if not name:
+            return None
+        from openmind.nlp.templates.toolcalls import get_tool_parser
+
+        return get_tool_parser(name)
+
+    def _check_ids(self, ids: list[int], where: str) -> None:
+        vocab = len(self.generator.backend.tokenizer)
+        bad = [i for i in ids if not 0 <= i < vocab]
+        if bad:
+            from openmind.nlp.errors import I_BAD_PARAM
+
+            raise I_BAD_PARAM.error(
+                f"token id(s) {', '.join(map(str, bad[:5]))} outside the vocabulary (0..{vocab - 1})",
+                location=where,
+            )
+
+    def _check_controls(self, job: Job) -> None:
+        if job.sampling.logit_bias:
+            self._check_ids([t for t, _ in job.sampling.logit_bias], "logit_bias")
+        params = _params(self.generator.defaults, job.sampling, 0, job.constraint)
+        if params.controls is None:
+            return
+        backend = self.generator.backend
+        if not getattr(backend, "supports_controls", False):
+            from openmind.nlp.errors import I_BAD_PARAM
+
+            raise I_BAD_PARAM.error(
+                f"logit_bias, presence/frequency penalties, min_p, response_format and forced tool calls are "
+                f"not supported by the {getattr(backend, 'framework', '?')!r} backend",
+                location="response_format" if job.constraint is not None else "logit_bias",
+            )
+        check = getattr(backend, "check_controls", None)
+        if check is not None:  # compiles the grammar now: a bad schema is a 400 before queueing
+            if job.kind == "chat":
+                params = self.generator.with_stops(params)
+            check(params.controls, params)
+
     def prepare(self, job: Job) -> int:
         if job.kind == "chat":
             wrapper = self.generator
@@ -114,12 +180,15 @@ class PipelineEngine:
             overrides = {"tools": job.tools} if job.tools else {}
             ids = wrapper.prompt(conversation, overrides)
             job.prepared = ids
+            self._check_controls(job)
             return len(ids)
         if job.kind == "completion":
             tokenizer = self.generator.backend.tokenizer
+            self._check_controls(job)
             if isinstance(job.prompt, str):
                 job.prepared = job.prompt
                 return len(tokenizer(job.prompt)["input_ids"])
+            self._check_ids(list(job.prompt), "prompt")
             job.prepared = list(job.prompt)
             return len(job.prepared)
         tokenizer = self.embedder.backend.tokenizer
@@ -162,7 +231,7 @@ class PipelineEngine:
             if job.sampling.max_tokens == 0:  # echo-only scoring request
                 continue
             for c in range(job.n):
-                call = _params(wrapper.defaults, job.sampling, c)
+                call = _params(wrapper.defaults, job.sampling, c, job.constraint)
                 if job.kind == "chat":
                     call = wrapper.with_stops(call)
                 rows.append((j, c))

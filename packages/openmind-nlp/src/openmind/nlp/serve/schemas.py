@@ -1,15 +1,17 @@
 """OpenAI request bodies (pydantic) and the OpenAI-style error body.
 
-Unknown fields are rejected (400 naming the field) instead of being silently ignored; fields that
-OpenAI defines but this server does not implement are accepted only at their neutral value
-(``presence_penalty: 0``, ``logit_bias: {}``...), anything else is a 400 that says so.
+Top-level fields outside the schema are ignored and named in the ``X-OpenMind-Ignored-Fields``
+response header (``--strict-schema`` makes them a 400 naming the field). vLLM's sampling extras
+(``top_k``, ``min_p``, ``repetition_penalty``) and ``do_sample`` (LLaMA-Factory-style clients) are
+part of the schema and honoured. Integers are strict: ``max_tokens: "5"`` or ``true`` is a 400.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
 
 
 class Limits(BaseModel):
@@ -20,21 +22,30 @@ class Limits(BaseModel):
     max_n: int = 8
 
 
+#: seeds are 64-bit (what torch.manual_seed takes); 2**80 is a 400, not a 500
+SEED_MIN, SEED_MAX = -(2**63), 2**63 - 1
+
+
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
     model: str | None = None
     user: str | None = None  # an end-user id for logs; no effect on generation
-    seed: int | None = None
+    seed: StrictInt | None = Field(None, ge=SEED_MIN, le=SEED_MAX)
     temperature: float | None = Field(None, ge=0.0, le=2.0)
     top_p: float | None = Field(None, gt=0.0, le=1.0)
-    n: int = Field(1, ge=1)
+    n: StrictInt = Field(1, ge=1)
     stop: str | list[str] | None = None
-    stream: bool = False
+    stream: StrictBool = False
     stream_options: dict[str, Any] | None = None
-    presence_penalty: float | None = None
-    frequency_penalty: float | None = None
+    presence_penalty: float | None = Field(None, ge=-2.0, le=2.0)
+    frequency_penalty: float | None = Field(None, ge=-2.0, le=2.0)
     logit_bias: dict[str, float] | None = None
+    # vLLM's sampling extras (``extra_body``) and LLaMA-Factory's do_sample
+    top_k: StrictInt | None = Field(None, ge=-1)
+    min_p: float | None = Field(None, ge=0.0, le=1.0)
+    repetition_penalty: float | None = Field(None, gt=0.0, le=10.0)
+    do_sample: StrictBool | None = None
 
     @field_validator("stop")
     @classmethod
@@ -48,13 +59,20 @@ class _Body(BaseModel):
             raise ValueError("stop sequences must not be empty")
         return value
 
+    @field_validator("logit_bias")
+    @classmethod
+    def _logit_bias(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        for key, bias in (value or {}).items():
+            if not key.strip().lstrip("-").isdigit() or int(key) < 0:
+                raise ValueError(f"key {key!r} is not a token id (a non-negative integer as a string)")
+            if not -100 <= bias <= 100:
+                raise ValueError(f"bias {bias} of token {key} is outside [-100, 100]")
+        if value and len(value) > 300:
+            raise ValueError("at most 300 token biases are allowed")
+        return value
+
     @model_validator(mode="after")
     def _unsupported(self):
-        for name in ("presence_penalty", "frequency_penalty"):
-            if getattr(self, name) not in (None, 0, 0.0):
-                raise ValueError(f"{name} is not supported by this server; omit it or pass 0")
-        if self.logit_bias:
-            raise ValueError("logit_bias is not supported by this server; omit it")
         if self.stream_options is not None:
             extra = set(self.stream_options) - {"include_usage"}
             if extra:
@@ -86,35 +104,109 @@ class ChatMessage(BaseModel):
             out["content"] = ""
         if out["role"] == "developer":  # OpenAI's newer name for the system role
             out["role"] = "system"
+        calls = out.get("tool_calls")
+        if isinstance(calls, list):  # OpenAI sends arguments as a JSON string; templates take objects
+            fixed = []
+            for call in calls:
+                call = dict(call) if isinstance(call, dict) else call
+                function = call.get("function") if isinstance(call, dict) else None
+                if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+                    try:
+                        arguments = json.loads(function["arguments"] or "{}")
+                    except ValueError:
+                        arguments = function["arguments"]
+                    call["function"] = {**function, "arguments": arguments}
+                fixed.append(call)
+            out["tool_calls"] = fixed
         return out
+
+
+class FunctionDef(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.\-]+$")
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    strict: bool | None = None
+
+
+class Tool(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: Literal["function"]
+    function: FunctionDef
+
+
+class _FunctionName(BaseModel):
+    name: str
+
+
+class NamedToolChoice(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["function"]
+    function: _FunctionName
+
+
+class JsonSchemaFormat(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str = "response"
+    description: str | None = None
+    schema_: dict[str, Any] = Field(default_factory=lambda: {"type": "object"}, alias="schema")
+    strict: bool | None = None
+
+
+class ResponseFormat(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["text", "json_object", "json_schema"]
+    json_schema: JsonSchemaFormat | None = None
+
+    @model_validator(mode="after")
+    def _schema(self):
+        if self.type == "json_schema" and self.json_schema is None:
+            raise ValueError("type 'json_schema' needs a 'json_schema': {name, schema, strict} object")
+        return self
 
 
 class ChatCompletionRequest(_Body):
     messages: list[ChatMessage] = Field(min_length=1)
-    max_tokens: int | None = Field(None, ge=1)
-    max_completion_tokens: int | None = Field(None, ge=1)
-    logprobs: bool = False
-    top_logprobs: int | None = Field(None, ge=0, le=20)
-    tools: list[dict[str, Any]] | None = None
-    tool_choice: Any = None
-    response_format: dict[str, Any] | None = None
+    max_tokens: StrictInt | None = Field(None, ge=1)
+    max_completion_tokens: StrictInt | None = Field(None, ge=1)
+    logprobs: StrictBool = False
+    top_logprobs: StrictInt | None = Field(None, ge=0, le=20)
+    tools: list[Tool] | None = None
+    tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None
+    parallel_tool_calls: StrictBool | None = None
+    response_format: ResponseFormat | None = None
 
     @model_validator(mode="after")
     def _chat_checks(self):
         if self.top_logprobs is not None and not self.logprobs:
             raise ValueError("top_logprobs needs logprobs: true")
-        if self.response_format and self.response_format.get("type", "text") != "text":
-            raise ValueError("response_format: only {'type': 'text'} is supported")
-        if self.tool_choice not in (None, "auto", "none"):
-            raise ValueError("tool_choice: only 'auto' and 'none' are supported")
+        if self.tool_choice in ("required",) or isinstance(self.tool_choice, NamedToolChoice):
+            if not self.tools:
+                raise ValueError("tool_choice: 'required' or a named function needs 'tools'")
+        if isinstance(self.tool_choice, NamedToolChoice):
+            names = [t.function.name for t in self.tools or []]
+            if self.tool_choice.function.name not in names:
+                raise ValueError(
+                    f"tool_choice: function {self.tool_choice.function.name!r} is not among the tools "
+                    f"({', '.join(names)})"
+                )
+        forced = self.tool_choice == "required" or isinstance(self.tool_choice, NamedToolChoice)
+        if forced and self.response_format is not None and self.response_format.type != "text":
+            raise ValueError("response_format and a forced tool_choice cannot be combined")
         return self
+
+    def tool_dicts(self) -> list[dict[str, Any]] | None:
+        """The tools as plain dicts (what templates render)."""
+        if not self.tools:
+            return None
+        return [t.model_dump(exclude_none=True) for t in self.tools]
 
 
 class CompletionRequest(_Body):
-    prompt: str | list[str] | list[int] | list[list[int]]
-    max_tokens: int | None = Field(16, ge=0)
-    echo: bool = False
-    logprobs: int | None = Field(None, ge=0, le=20)
+    prompt: str | list[str] | list[StrictInt] | list[list[StrictInt]]
+    max_tokens: StrictInt | None = Field(16, ge=0)
+    echo: StrictBool = False
+    logprobs: StrictInt | None = Field(None, ge=0, le=20)
     best_of: int | None = None
     suffix: str | None = None
 
@@ -132,7 +224,10 @@ class CompletionRequest(_Body):
         if self.best_of not in (None, self.n):
             raise ValueError("best_of is not supported (it must equal n)")
         if self.suffix:
-            raise ValueError("suffix (insertion) is not supported")
+            raise ValueError(
+                "suffix (fill-in-the-middle insertion) is not supported by this server; "
+                "send the text before the gap as the prompt and omit suffix"
+            )
         if self.max_tokens == 0 and not self.echo:
             raise ValueError("max_tokens: 0 is only meaningful with echo: true")
         return self

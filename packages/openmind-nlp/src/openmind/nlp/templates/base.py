@@ -50,6 +50,9 @@ class Template(abc.ABC):
     revision: str = ""
     #: the one-line notice explaining how the template was chosen (also logged)
     notice: str = ""
+    #: how the family writes tool calls: a parser name of :mod:`openmind.nlp.templates.toolcalls`
+    #: (``"hermes"``, ``"llama3_json"`` ...) or ``"module:attr"``; ``""`` = tool calls are not parsed
+    tool_parser: str = ""
 
     @abc.abstractmethod
     def render(
@@ -150,6 +153,17 @@ class Template(abc.ABC):
         return Encoded(ids, labels, offsets)
 
 
+def guess_tool_parser(source: str) -> str:
+    """The tool-call parser a Hugging Face chat template's own instructions imply ("" if none)."""
+    if "<tool_call>" in source:
+        return "hermes"
+    if "[TOOL_CALLS]" in source:
+        return "mistral"
+    if "<|python_tag|>" in source or '"parameters": dictionary of argument name' in source:
+        return "llama3_json"
+    return ""
+
+
 class JinjaTemplate(Template):
     """Renders a Hugging Face ``chat_template`` (Jinja) exactly as ``apply_chat_template`` does."""
 
@@ -167,6 +181,7 @@ class JinjaTemplate(Template):
         #: bos_token, eos_token, ... passed to the template like transformers does
         self.special_tokens = dict(special_tokens or {})
         self._compiled = None
+        self.tool_parser = guess_tool_parser(source)
 
     @classmethod
     def from_tokenizer(cls, tokenizer: Any, name: str = "jinja") -> JinjaTemplate:

@@ -101,6 +101,7 @@ class Qwen25Template(ChatMLTemplate):
     ``<tool_response>`` blocks in a user turn."""
 
     name = "qwen2.5"
+    tool_parser = "hermes"
     default_system = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
@@ -138,6 +139,7 @@ class Qwen3Template(ChatMLTemplate):
     """
 
     name = "qwen3"
+    tool_parser = "hermes"
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
         first_system = messages[0]["role"] == "system"

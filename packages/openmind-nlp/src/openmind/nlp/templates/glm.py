@@ -24,6 +24,7 @@ class GLM4Template(NativeTemplate):
     """
 
     name = "glm4"
+    tool_parser = "glm4"
     roles = ("system", "user", "assistant", "observation", "tool")
 
     @staticmethod

@@ -47,6 +47,7 @@ class Llama3Template(NativeTemplate):
     """
 
     name = "llama3"
+    tool_parser = "llama3_json"
     bos = "<|begin_of_text|>"
     roles = ("system", "user", "assistant", "tool", "ipython")
 

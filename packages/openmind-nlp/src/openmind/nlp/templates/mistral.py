@@ -14,6 +14,7 @@ class MistralTemplate(NativeTemplate):
     """
 
     name = "mistral"
+    tool_parser = "mistral"
     bos, eos = "<s>", "</s>"
     roles = ("system", "user", "assistant")
 

@@ -35,6 +35,8 @@ def instantiate(spec) -> Template:
     template.stop_words = tuple(spec.stop_words)
     if spec.options:
         template.options = dict(spec.options)
+    if getattr(spec, "tool_parser", ""):
+        template.tool_parser = spec.tool_parser
     return template
 
 

@@ -91,6 +91,7 @@ class TorchCausalLM(CausalLMPipeline):
 
     framework = "pt"
     backend = "transformers"
+    supports_controls = True
 
     def __init__(self, model: Any, tokenizer: Any, *, task: str, model_dir: str, device: str, dtype: Any) -> None:
         self.model = model
@@ -176,6 +177,10 @@ class TorchCausalLM(CausalLMPipeline):
         watch = params.num_beams == 1 and (
             features.text_stops or features.on_text is not None or features.is_cancelled is not None
         )
+        if params.controls:  # per-row logit_bias / penalties / min_p / grammars (constrained.py)
+            from openmind.pt.pipelines.constrained import prepare_controls
+
+            prepare_controls(self, params, kwargs, features.input_ids.shape[1], features.eos_ids)
         if watch:
             from transformers import StoppingCriteriaList
 
@@ -249,6 +254,13 @@ class TorchCausalLM(CausalLMPipeline):
         batch = self.preprocess(prompts, params, indices)
         batch.on_text, batch.is_cancelled = on_text, is_cancelled
         return self.postprocess(self.forward(batch, params), params, batch)
+
+    def check_controls(self, controls: Any, params: GenerationParams) -> None:
+        """Compile a row's grammar before it is queued (OM-I102 on a bad schema)."""
+        if controls is not None and controls.constraint is not None:
+            from openmind.pt.pipelines.constrained import check_constraint
+
+            check_constraint(self, controls.constraint, self.stops_for(params)[0])
 
     def _adapter(self, name: str | None):
         import contextlib

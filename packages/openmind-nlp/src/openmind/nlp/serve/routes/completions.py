@@ -40,7 +40,7 @@ async def handler(request: Request):
             echo=body.echo,
             adapter=adapter,
         )
-        ctx.prepare(job)
+        await ctx.prepare_async(job, max_tokens_given=body.max_tokens is not None)
         jobs.append(job)
     model_name = body.model or ctx.settings.served_model_name
     ident = f"cmpl-{uuid.uuid4().hex}"

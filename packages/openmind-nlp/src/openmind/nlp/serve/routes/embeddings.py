@@ -18,7 +18,7 @@ async def handler(request: Request):
     ctx.check_kind("embedding")
     ctx.resolve_model(body.model)
     job = Job(kind="embedding", prompt=body.inputs())
-    ctx.prepare(job)
+    await ctx.prepare_async(job)
     result = await ctx.run_job(request, job)
     data = []
     for i, vector in enumerate(result.embeddings):
