@@ -71,7 +71,7 @@ FIRST_PARTY: dict[str, dict[str, object]] = {
             "audio-classification",
             "text-to-speech",
         ),
-        "trainers": ("pt", "sft", "rm", "dpo"),
+        "trainers": ("pt", "sft", "rm", "dpo", "kto", "orpo", "simpo", "grpo"),
     },
     "openmind-webui": {
         "extra": "webui",

@@ -5,6 +5,7 @@ shows its English help in both languages."""
 from __future__ import annotations
 
 HELP_ZH: dict[str, str] = {
+    "strict_schema": "严格模式：请求中出现 OpenAI 规范之外的字段时返回 400（默认忽略并在响应头中列出）。",
     "simpo_gamma": "SimPO 的目标奖励间隔。",
     "kto_desirable_weight": "KTO 中期望回答的权重。",
     "kto_undesirable_weight": "KTO 中不期望回答的权重。",
