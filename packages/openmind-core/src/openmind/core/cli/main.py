@@ -232,6 +232,15 @@ def split_argv(parser: Any, commands: dict, argv: list[str]) -> tuple[list[str],
                     kept.append(f"{dashed}={nxt}")
                     i += 2
                     continue
+                if (
+                    not eq
+                    and nxt is not None
+                    and not nxt.startswith("-")
+                    and sub._option_string_actions[dashed].nargs is None
+                ):
+                    kept += [dashed, nxt]  # the option's own value (e.g. --set size=64x64): never a key=value override
+                    i += 2
+                    continue
                 kept.append(dashed + (eq + value if eq else ""))
             elif takes_keys:
                 extra.append(token)

@@ -117,6 +117,8 @@ class RunCommand(Command):
         from openmind.nlp.cli.options import pipeline_kwargs
 
         setup_console()
+        if ns.input_ is not None and not str(ns.input_).strip():  # before any model loads
+            raise A_BAD_VALUE.error("--input is empty", hint="Pass --input TEXT or --input FILE.", location="input")
         args = self.resolve(ns)
         target = ns.target
         task = None
