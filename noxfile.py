@@ -312,7 +312,7 @@ def integration(session: nox.Session) -> None:
     )
     # openmind-ms registers its specs without importing MindSpore: install it without its (heavy)
     # dependencies so the support matrix shows its pipelines with "mindspore: MISSING".
-    session.install("--no-deps", "-e", pkg("ms"), "-e", TEST_PLUGIN)
+    session.install("--no-deps", "-e", pkg("ms"), "-e", pkg("webui"), "-e", TEST_PLUGIN)
     run_pytest(session, str(ROOT / "tests"))
 
 
@@ -451,5 +451,5 @@ def ms_bench_python(session: nox.Session) -> str:
 def docs(session: nox.Session) -> None:
     """Regenerate docs/SUPPORT.md and docs/errors.md (only shipped plugins)."""
     install(session, ["core", "nlp", "data", "mm", "pt"], [])
-    session.install("--no-deps", "-e", pkg("ms"))
+    session.install("--no-deps", "-e", pkg("ms"), "-e", pkg("webui"))
     session.run("openmind", "docs", "--out", str(ROOT / "docs"), env={"OPENMIND_DISABLE_PLUGINS": "testplugin"})

@@ -103,8 +103,10 @@ def main() -> None:
     license_text = (Path(__file__).resolve().parent.parent / "LICENSE").read_text()
     wheels = sorted(dist.glob("*.whl"))
     sdists = sorted(dist.glob("*.tar.gz"))
-    if len(wheels) != 6 or len(sdists) != 6:
-        fail(f"expected 6 wheels and 6 sdists in {dist}, found {[f.name for f in dist.iterdir()]}")
+    # one wheel and one sdist per distribution folder under packages/
+    expected = len(list((Path(__file__).resolve().parent.parent / "packages").glob("openmind-*/pyproject.toml")))
+    if len(wheels) != expected or len(sdists) != expected:
+        fail(f"expected {expected} wheels and {expected} sdists in {dist}, found {[f.name for f in dist.iterdir()]}")
     for wheel in wheels:
         check_wheel(wheel, license_text)
     for sdist in sdists:
