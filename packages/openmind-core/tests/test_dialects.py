@@ -363,5 +363,9 @@ def test_migrating_page_lists_every_key_and_name():
         assert name in text
     assert any(
         f"| `feature-extraction` | {to} |" in text
-        for to in ("`feature-extraction`", "`text2emb`", "not available (OM-I001); `openmind list tasks` shows the tasks")
+        for to in (
+            "`feature-extraction`",
+            "`text2emb`",
+            "not available (OM-I001); `openmind list tasks` shows the tasks",
+        )
     )
