@@ -200,7 +200,7 @@ def test_training_run_live_plot_reload_and_finish(page, webui, tiny_model, chat_
 
     wait_for(lambda: "finished" in status.inner_text(), 400, "the run to finish", interval=1)
     done = status.inner_text()
-    assert step_of(done) == 24 > step_of(first)
+    assert step_of(done) == 24 >= step_of(first)  # a fast machine may show the last step while still "running"
     page.screenshot(path=str(artifacts / "05-train-finished.png"), full_page=True)
     summary = json.loads((root / "browser-run" / "train_summary.json").read_text())
     history = [h for h in summary["history"] if "loss" in h]
