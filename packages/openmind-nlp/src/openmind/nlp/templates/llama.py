@@ -85,6 +85,7 @@ class Llama31Template(NativeTemplate):
     """
 
     name = "llama3.1"
+    tool_parser = "llama3_json"
     bos = "<|begin_of_text|>"
     roles = ("system", "user", "assistant", "tool", "ipython")
     default_date = "26 Jul 2024"

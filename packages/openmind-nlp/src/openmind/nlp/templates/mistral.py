@@ -93,6 +93,7 @@ class MistralV3Template(NativeTemplate):
     """
 
     name = "mistral-v3"
+    tool_parser = "mistral"
     bos, eos = "<s>", "</s>"
     roles = ("system", "user", "assistant", "tool", "tool_results")
     #: v3-tekken (Mistral-Nemo) writes the markers without the space after them

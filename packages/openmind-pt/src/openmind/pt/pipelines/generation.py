@@ -191,6 +191,9 @@ class TorchCausalLM(CausalLMPipeline):
         decoder = self.decoder
         cfg = decoder.config_for({k: v for k, v in kwargs.items() if k != "stopping_criteria"})
         reason = decoder.reason(cfg, logprobs=params.wants_logprobs)
+        if reason is None and params.controls:
+            # grammars, logit_bias and penalties are logits processors of generate (constrained.py)
+            reason = "per-row controls (grammar, logit_bias, penalties, min_p)"
         with torch.inference_mode():
             if reason is None:
                 out = decoder.generate(features.input_ids, features.attention_mask, cfg, features.watcher)
