@@ -118,6 +118,9 @@ class TorchGenerative:
     """The PyTorch pipeline of ``summarization`` / ``translation``: seq2seq for encoder-decoder
     folders, the decoder-only (chat) pipeline otherwise."""
 
+    framework = "pt"
+    backend = "transformers"
+
     @classmethod
     def load(cls, model_dir: str, options: LoadOptions) -> TorchCausalLM:
         if read_config(model_dir).get("is_encoder_decoder"):
