@@ -528,8 +528,12 @@ class Page:
             labels = run_labels()
             if not label and labels:
                 label = labels[0]
+                choices = gr.update(choices=labels, value=label)
+            else:
+                # never set the value from the timer's (possibly stale) input: a Start or Resume that
+                # ran meanwhile has selected its own run, and the timer must not switch back
+                choices = gr.update(choices=labels)
             run = selected(label)
-            choices = gr.update(choices=labels, value=label)
             if run is None:
                 return choices, t("train_no_run", lang), pd.DataFrame({"step": [], "loss": []}), "", gr.update()
             points = R.loss_points(run)
