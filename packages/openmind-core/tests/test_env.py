@@ -29,7 +29,10 @@ def test_env_versions_come_from_metadata(capsys):
     assert main(["env", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["full"] is False
-    assert data["libraries"]["numpy"] == version("numpy")
+    found = {name: v for name, v in data["libraries"].items() if v and v != "not installed"}
+    assert found  # whatever of the listed libraries this environment has, each with its metadata version
+    for name, v in found.items():
+        assert v == version(name), name
     assert data["devices"]["cpu"] >= 1
     assert "torch" not in data["devices"]  # the framework's own report needs --full
 

@@ -406,9 +406,10 @@ def convert(key: str, value: Any, tp: Any, choices: tuple | None = None, where: 
             result = value
     except (TypeError, ValueError) as exc:
         raise A_BAD_VALUE.error(f"{key}: {value!r} is invalid: {exc}", location=where) from None
-    if choices is not None and result not in choices:
-        listed = ", ".join(map(str, choices)) or "(none registered: install the package that provides them)"
-        raise A_BAD_VALUE.error(f"{key}: {result!r} is not one of {listed}", location=where)
+    # computed choices that are empty (e.g. no training stage registered: the core alone) check nothing
+    # here; the verb that needs one (openmind train) says what to install (OM-A002 / OM-T012)
+    if choices and result not in choices:
+        raise A_BAD_VALUE.error(f"{key}: {result!r} is not one of {', '.join(map(str, choices))}", location=where)
     return result
 
 
