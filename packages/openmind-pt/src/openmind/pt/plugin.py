@@ -51,7 +51,17 @@ MM_PIPELINES = {
 }
 
 
+def mm_installed() -> bool:
+    """Whether openmind-mm (which registers these tasks) is installed: without it, openmind-pt
+    registers no pipeline for them (they would be pipelines for unknown tasks). Imports nothing."""
+    from importlib.util import find_spec
+
+    return find_spec("openmind.mm") is not None
+
+
 def register_mm_pipelines(register):
+    if not mm_installed():
+        return
     for task, (backend, impl, extra) in MM_PIPELINES.items():
         register(
             PipelineSpec(
@@ -59,7 +69,7 @@ def register_mm_pipelines(register):
                 framework="pt",
                 backend=backend,
                 impl=impl,
-                requires=(*REQUIRES, *extra, "openmind-mm>=0.1.0"),
+                requires=(*REQUIRES, *extra, "openmind-mm>=2.0"),
                 description=f"{task} on {backend} (CPU, CUDA, Ascend NPU via torch_npu)",
             )
         )
