@@ -267,6 +267,81 @@ def test_vision_language_text_part_equals_official(stem, generation):
     assert isinstance(template_for_source(source(stem), special(stem)), JinjaTemplate)
 
 
+# ---- the fast render path renders what the full path renders -----------------------------------
+
+_CALL = {"role": "assistant", "content": None, "tool_calls": [_call({"city": "Paris"})]}
+EDGE_CASES = {
+    **MATRIX,
+    "only-system": [SYSTEM],
+    "system-late": [U1, A1, SYSTEM, U2],
+    "empty-contents": [EMPTY_SYSTEM, U1, {"role": "assistant", "content": ""}, {"role": "user", "content": ""}],
+    "empty-system-late": [U1, A1, EMPTY_SYSTEM, U2],
+    "two-users": [U1, U2],
+    "starts-with-assistant": [A1, U1],
+    "tool-call": [U1, _CALL],
+    "tool-call-with-text": [U1, {**_CALL, "content": "Let me check."}],
+    "tool-call-none": [U1, {**A1, "tool_calls": None}],
+    "tool-result": [U1, _CALL, {"role": "tool", "tool_call_id": "abc123def", "content": '{"temp": 21}'}, A1],
+    "ipython": [U1, _CALL, {"role": "ipython", "content": '{"temp": 21}'}],
+    "reasoning-in-content": [U1, {"role": "assistant", "content": "<think>\nhm\n</think>\n\nParis."}],
+    "reasoning-key": [U1, {**A1, "reasoning_content": "hm"}, U2, {**A2, "thinking": "hmm"}],
+    "metadata": [{**U1, "metadata": "m"}, A1],
+    "tools-key": [{**SYSTEM, "tools": [WEATHER]}, U1],
+    "unknown-role": [{"role": "robot", "content": "hi"}],
+    "no-role": [{"content": "hi"}],
+    "none-content": [{"role": "user", "content": None}],
+    "list-content": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+    "not-a-dict": [U1, "hello"],
+    "empty": [],
+}
+
+
+def _native_names() -> list[str]:
+    from openmind.nlp.templates.native import NativeTemplate
+
+    names = []
+    for spec in get_registry().all(TemplateSpec):
+        try:
+            if isinstance(load_template(spec.name), NativeTemplate):
+                names.append(spec.name)
+        except OpenMindError:  # a template whose requirements are not installed
+            continue
+    return sorted(set(names))
+
+
+def _outcome(fn):
+    try:
+        return fn()
+    except OpenMindError as exc:
+        return ("error", exc.code)
+    except Exception as exc:
+        return ("error", type(exc).__name__)
+
+
+@pytest.mark.parametrize("name", _native_names())
+def test_fast_render_equals_the_full_path(name):
+    """``render`` takes a string-only fast path for plain conversations; whatever it renders or
+    refuses, the pieces ``build()`` makes (what ``segments``/``encode`` use) render and refuse alike."""
+    template = load_template(name)
+    for case, messages in EDGE_CASES.items():
+        for generation in (False, True):
+            for options in ({}, DATE, {"enable_thinking": False}, {"builtin_tools": ["brave_search"]}):
+                full = _outcome(
+                    lambda m=messages, g=generation, o=options: "".join(
+                        text for text, _ in template._pieces(copy.deepcopy(m), None, g, dict(o))
+                    )
+                )
+                got = _outcome(
+                    lambda m=messages, g=generation, o=options: template.render(
+                        copy.deepcopy(m), add_generation_prompt=g, **o
+                    )
+                )
+                assert got == full, (case, generation, options)
+    # the conversations above really take the fast path where the family has one
+    if template.fast is not None:
+        assert template.fast(copy.deepcopy(MATRIX["multi-ends-assistant"]), False, {**template.options, **DATE})
+
+
 # ---- LLaMA-Factory names ------------------------------------------------------------------------
 
 LLAMAFACTORY = {

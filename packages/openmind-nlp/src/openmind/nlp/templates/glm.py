@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from openmind.nlp.templates.native import NativeTemplate, Pieces, tojson
+from openmind.nlp.templates.native import FastMiss, NativeTemplate, Pieces, tojson
 
 TOOL_PREAMBLE = (
     "<|system|>\n你是一个名为 ChatGLM 的人工智能助手。你是基于智谱AI训练的语言模型 GLM-4 模型开发的，"
@@ -63,6 +63,22 @@ class GLM4Template(NativeTemplate):
             pieces.append(("<|assistant|>", False))
         return pieces
 
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        headers, parts = self._headers, []
+        for m in messages:
+            if "tools" in m or "metadata" in m:
+                raise FastMiss
+            header, content = headers[m["role"]], m["content"]
+            if content:
+                parts.append(header + content)
+            elif content != "":
+                raise FastMiss  # no text content: the full path renders tool calls or refuses it
+        text = "[gMASK]<sop>" + "".join(parts)
+        return text + "<|assistant|>" if add_generation_prompt else text
+
+    #: role -> its header (no metadata)
+    _headers = {role: "<|" + role + "|>\n" for role in roles}
+
 
 class ChatGLM3Template(NativeTemplate):
     """ChatGLM3-6B: ``[gMASK]sop<|{role}|>\\n {content}...`` (a space after each role line, no
@@ -83,3 +99,11 @@ class ChatGLM3Template(NativeTemplate):
         if add_generation_prompt:
             pieces.append(("<|assistant|>", False))
         return pieces
+
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        headers = self._headers
+        text = "[gMASK]sop" + "".join([headers[m["role"]] + m["content"] for m in messages])
+        return text + "<|assistant|>" if add_generation_prompt else text
+
+    #: role -> its header
+    _headers = {role: "<|" + role + "|>\n " for role in roles}

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from openmind.nlp.templates.native import NativeTemplate, Pieces
+from openmind.nlp.templates.native import FastMiss, NativeTemplate, Pieces
+
+EOT = "<|eot_id|>"
+#: role -> its header (the fast renderers' role table)
+HEADERS = {role: "<|start_header_id|>" + role + "<|end_header_id|>\n\n" for role in ("system", "user", "assistant")}
 
 
 class Llama2Template(NativeTemplate):
@@ -63,6 +67,13 @@ class Llama3Template(NativeTemplate):
         if add_generation_prompt:
             pieces.append(("<|start_header_id|>assistant<|end_header_id|>\n\n", False))
         return pieces
+
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        h = self._headers
+        text = self.bos + "".join([h[m["role"]] + m["content"].strip() + EOT for m in messages])
+        return text + HEADERS["assistant"] if add_generation_prompt else text
+
+    _headers = {role: "<|start_header_id|>" + role + "<|end_header_id|>\n\n" for role in roles}
 
 
 LLAMA31_TOOLS_NOTE = (
@@ -167,6 +178,21 @@ class Llama31Template(NativeTemplate):
         if add_generation_prompt:
             pieces.append(("<|start_header_id|>assistant<|end_header_id|>\n\n", False))
         return pieces
+
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        if options and (options.get("custom_tools") is not None or options.get("builtin_tools") is not None):
+            raise FastMiss
+        system = ""
+        if messages[0]["role"] == "system":
+            system = messages[0]["content"].strip()
+            messages = messages[1:]
+        for m in messages:
+            if "tool_calls" in m:
+                raise FastMiss
+        h = HEADERS  # tool results (tool/ipython) miss it: the full path renders them
+        text = self.bos + h["system"] + "Cutting Knowledge Date: December 2023\nToday Date: " + self.date(options)
+        text += "\n\n" + system + EOT + "".join([h[m["role"]] + m["content"].strip() + EOT for m in messages])
+        return text + h["assistant"] if add_generation_prompt else text
 
 
 class Llama32Template(Llama31Template):
