@@ -6,7 +6,7 @@
 * native == official Jinja over a case matrix per family/revision (tools, tool results, thinking);
 * ``encode()`` ids equal ``apply_chat_template(tokenize=True)``; label masks equal across the
   native and the Jinja paths;
-* Mistral: token for token what ``mistral_common`` encodes (v1, v3 with tools, v7);
+* Mistral: token for token what ``mistral_common`` encodes (v1, v3 with tools, v3-tekken with tools, v7);
 * LLaMA-Factory template names resolve as aliases.
 """
 
@@ -584,3 +584,31 @@ def test_mistral_v3_tool_tokens_equal_mistral_common(tmp_path):
             continue
         trained = tokenizer.decode([t for t, label in zip(encoded.input_ids, encoded.labels) if label != IGNORE_INDEX])
         assert "get_weather" in trained and "Weather in a city" not in trained
+
+
+def test_mistral_v3_tekken_tokens_equal_mistral_common():
+    """Mistral-Nemo's tekken tokenizer (``mistral_common``'s ``tekken_240718.json``, converted for
+    transformers by its own ``MistralConverter``): plain chats, a system prompt, tools, tool calls
+    and tool results encode to exactly the ids of ``encode_chat_completion``."""
+    pytest.importorskip("mistral_common")
+    import mistral_common
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+    from transformers import PreTrainedTokenizerFast
+    from transformers.integrations.mistral.tokenizer import MistralConverter
+
+    vocab = Path(mistral_common.__file__).parent / "data" / "tekken_240718.json"
+    reference = MistralTokenizer.from_file(str(vocab))
+    assert reference.instruct_tokenizer.tokenizer.version.value == "v3"  # tekken with the v3 instruct format
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=MistralConverter(str(vocab)).converted())
+    template = load_template("mistral-v3-tekken")
+    cases = [(PLAIN, None), (WITH_SYSTEM, None), (LONG, None)]
+    cases += [(MISTRAL_TOOLS, [WEATHER]), (MISTRAL_TOOLS[1:], [WEATHER]), (MISTRAL_TOOLS[:2], [WEATHER])]
+    for messages, tools in cases:
+        expected = reference.encode_chat_completion(_request(messages, tools)).tokens
+        encoded = template.encode(tokenizer, messages, tools=tools)
+        assert encoded.input_ids == expected
+        assert tokenizer(template.render(messages, tools=tools), add_special_tokens=False)["input_ids"] == expected
+        if messages is MISTRAL_TOOLS:  # the call and the answer are trained, the tool list and result are not
+            trained = tokenizer.decode([t for t, lab in zip(encoded.input_ids, encoded.labels) if lab != IGNORE_INDEX])
+            assert "get_weather" in trained and "21 degrees." in trained
+            assert "Weather in a city" not in trained and '"temp": 21' not in trained

@@ -185,7 +185,8 @@ class MistralV3Template(NativeTemplate):
 
 class MistralV3TekkenTemplate(MistralV3Template):
     """Mistral v3-tekken (Mistral-Nemo-Instruct-2407): v3 without spaces after the markers and
-    answers kept as written."""
+    answers kept as written. Token for token what ``mistral_common``'s tekken tokenizer
+    (``tekken_240718.json``) encodes, tools and tool results included."""
 
     name = "mistral-v3-tekken"
     sep = ""
