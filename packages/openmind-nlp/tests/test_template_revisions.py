@@ -194,6 +194,50 @@ def test_llama31_builtin_tools_and_date_header():
     assert "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|>" in text
 
 
+LLAMA4_TOOLS = [
+    SYSTEM,
+    {"role": "user", "content": "  Weather in Paris?  "},
+    {"role": "assistant", "content": "", "tool_calls": [_call({"city": "Paris"})]},
+    {"role": "tool", "content": '{"temp": 21}'},
+    {"role": "assistant", "content": "21 °C."},
+    {"role": "user", "content": "And Rome and Zürich?"},
+    {"role": "assistant", "content": "Both:", "tool_calls": [_call('{"city": "Rome"}'), _call({"city": "Zürich"})]},
+    {"role": "ipython", "content": '{"temp": 25}'},
+]
+
+
+@pytest.mark.parametrize("generation", [False, True], ids=["no-gen", "gen"])
+@pytest.mark.parametrize("stem", ["llama4", "llama4-transformers"])
+def test_llama4_tools_equal_official(stem, generation):
+    for messages in (LLAMA4_TOOLS, LLAMA4_TOOLS[1:], LLAMA4_TOOLS[:2], LLAMA4_TOOLS[:5]):
+        for extra in ({}, {"tools_in_user_message": False}, {"custom_tools": [WEATHER]}):
+            tools = None if "custom_tools" in extra else [WEATHER]
+            expected, got = render_both(stem, messages, tools=tools, add_generation_prompt=generation, **extra)
+            assert got == expected
+            if messages[0] is SYSTEM:
+                assert "Environment: ipython\n" in got
+    # tool calls and results without a tools list
+    expected, got = render_both(stem, LLAMA4_TOOLS, add_generation_prompt=generation)
+    assert got == expected and '<|python_end|>{"name": "get_weather", "parameters": {"city": "Paris"}}<|eot|>' in got
+    assert "<|header_start|>ipython<|header_end|>\n\n" + json.dumps(json.dumps({"temp": 21})) in got
+    # the official text fails on an OpenAI-style call without content; native renders it empty
+    openai_call = [U1, {"role": "assistant", "content": None, "tool_calls": [_call({"city": "Paris"})]}]
+    expected, got = render_both(stem, openai_call)
+    assert isinstance(expected, OpenMindError)
+    assert got == render_both(stem, [U1, {**openai_call[1], "content": ""}])[0]
+
+
+def test_llama4_tool_calls_are_trained_and_parse_back():
+    from openmind.nlp.templates.toolcalls import get_tool_parser
+
+    template = load_template("llama4")
+    trained = "".join(text for text, on in template.segments(LLAMA4_TOOLS[:5], tools=[WEATHER]) if on)
+    call = '{"name": "get_weather", "parameters": {"city": "Paris"}}'
+    assert trained == "<|python_start|><|python_end|>" + call + "<|eot|>21 °C.<|eot|>"
+    parsed = get_tool_parser(template.tool_parser).parse(call)
+    assert [(c.name, json.loads(c.arguments)) for c in parsed.calls] == [("get_weather", {"city": "Paris"})]
+
+
 MISTRAL_TOOLS = [
     SYSTEM,
     {"role": "user", "content": "Weather in Paris?"},
@@ -464,7 +508,7 @@ def family_tokenizer(name: str):
 
     bos, eos = SPECIAL[name].get("bos_token"), SPECIAL[name]["eos_token"]
     tok = llama2_tokenizer(chat_template=source(name))
-    markers = set(load_template(name).stop_words) | {t for t in (bos, eos) if t}
+    markers = set(load_template(NATIVE.get(name, name)).stop_words) | {t for t in (bos, eos) if t}
     for text in source(name).replace('"', "'").split("'"):
         if text.startswith(("<|", "<｜", "[INST", "[/INST", "[SYSTEM", "[/SYSTEM", "[TOOL", "[AVAIL", "[/AVAIL")):
             if len(text) < 40 and " " not in text:
