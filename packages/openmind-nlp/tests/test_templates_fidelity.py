@@ -44,10 +44,14 @@ SPECIAL = {
     "gemma3": {"bos_token": "<bos>", "eos_token": "<eos>"},
     "internlm3": {"bos_token": "<s>", "eos_token": "</s>"},
     "deepseek-r1": {"bos_token": "<｜begin▁of▁sentence｜>", "eos_token": "<｜end▁of▁sentence｜>"},
+    "internlm2.5": {"bos_token": "<s>", "eos_token": "</s>"},
+    "llama4": {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot|>"},
+    "llama4-transformers": {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot|>"},
 }
 SOURCES = json.loads((DATA / "SOURCES.json").read_text(encoding="utf-8"))
-#: stored official templates that a native renderer reproduces (the stem names the renderer)
-OFFICIAL = sorted(Path(f).stem for f, meta in SOURCES.items() if meta["renderer"])
+#: stored official templates that a native renderer reproduces -> that renderer
+RENDERER = {Path(f).stem: meta["renderer"] for f, meta in SOURCES.items() if meta["renderer"]}
+OFFICIAL = sorted(RENDERER)
 
 SYSTEM = {"role": "system", "content": "You are a terse assistant. Answer in one line."}
 U1 = {"role": "user", "content": "What is the capital of France?"}
@@ -103,7 +107,7 @@ def official(name: str) -> JinjaTemplate:
 def both(name: str, messages, **kwargs):
     """(official render or its exception, native render or its exception)."""
     out = []
-    for template in (official(name), load_template(name)):
+    for template in (official(name), load_template(RENDERER.get(name, name))):
         try:
             out.append(template.render(copy.deepcopy(messages), **kwargs))
         except OpenMindError as exc:
@@ -114,7 +118,7 @@ def both(name: str, messages, **kwargs):
 def test_every_template_with_an_official_source_is_registered():
     assert set(OFFICIAL) == set(SPECIAL), "SPECIAL must list every stored official template"
     for name in OFFICIAL:
-        assert load_template(name).name == name
+        assert load_template(RENDERER[name]).name == RENDERER[name]
 
 
 @pytest.mark.parametrize("generation", [False, True], ids=["no-gen", "gen"])
