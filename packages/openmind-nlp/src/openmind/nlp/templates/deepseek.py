@@ -15,6 +15,10 @@ class DeepSeekTemplate(NativeTemplate):
     name = "deepseek"
     bos, eos = "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"
     roles = ("system", "user", "assistant")
+    #: role -> what comes before and after its content (the fast path's table; ``build`` cuts the
+    #: assistant's "Assistant: " after the colon, where training starts)
+    _before = {"system": "", "user": "User: ", "assistant": "Assistant: "}
+    _after = {"system": "\n\n", "user": "\n\n", "assistant": eos}
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
         pieces: Pieces = [(self.bos, False)]
@@ -33,10 +37,6 @@ class DeepSeekTemplate(NativeTemplate):
         before, after = self._before, self._after
         text = self.bos + "".join([before[m["role"]] + m["content"] + after[m["role"]] for m in messages])
         return text + "Assistant:" if add_generation_prompt else text
-
-    #: role -> (before, after) its content
-    _before = {"system": "", "user": "User: ", "assistant": "Assistant: "}
-    _after = {"system": "\n\n", "user": "\n\n", "assistant": eos}
 
 
 class DeepSeekR1Template(NativeTemplate):

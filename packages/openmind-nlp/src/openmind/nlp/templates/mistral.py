@@ -204,22 +204,18 @@ class MistralV7Template(NativeTemplate):
     name = "mistral-v7"
     bos, eos = "<s>", "</s>"
     roles = ("system", "user", "assistant")
+    #: role -> what comes before and after its content
+    _before = {"system": "[SYSTEM_PROMPT] ", "user": "[INST] ", "assistant": " "}
+    _after = {"system": "[/SYSTEM_PROMPT]", "user": "[/INST]", "assistant": eos}
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
+        before, after = self._before, self._after
         pieces: Pieces = [(self.bos, False)]
         for m in messages:
-            if m["role"] == "user":
-                pieces.append(("[INST] " + m["content"] + "[/INST]", False))
-            elif m["role"] == "system":
-                pieces.append(("[SYSTEM_PROMPT] " + m["content"] + "[/SYSTEM_PROMPT]", False))
-            else:
-                pieces.append((" " + m["content"] + self.eos, True))
+            role = m["role"]
+            pieces.append((before[role] + m["content"] + after[role], role == "assistant"))
         return pieces
 
     def fast(self, messages, add_generation_prompt, options) -> str:
         before, after = self._before, self._after
         return self.bos + "".join([before[m["role"]] + m["content"] + after[m["role"]] for m in messages])
-
-    #: role -> (before, after) its content
-    _before = {"system": "[SYSTEM_PROMPT] ", "user": "[INST] ", "assistant": " "}
-    _after = {"system": "[/SYSTEM_PROMPT]", "user": "[/INST]", "assistant": eos}
