@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 import json
+from operator import itemgetter
 from typing import Any
 
 from openmind.nlp.templates.base import Message, Template, _alias_reasoning
@@ -30,6 +31,7 @@ class FastMiss(Exception):
 #: :class:`FastMiss`, the errors a fast renderer hits on bad input (a missing key or unknown role
 #: in its role table, non-text content in a string concatenation, a message that is not a dict)
 _FAST_MISS = (FastMiss, KeyError, TypeError, AttributeError, IndexError)
+_ROLE, _CONTENT, _ONLY_STR = itemgetter("role"), itemgetter("content"), {str}
 
 
 def tojson(value: Any, indent: int | None = None) -> str:
@@ -59,6 +61,12 @@ class NativeTemplate(Template):
     #: then renders or refuses with the coded error. Rendering with Jinja costs 10-20 us even for
     #: the smallest templates: the per-message work here has to stay a dict lookup and a concat.
     fast = None
+    #: ``roles`` as a set, for :meth:`check` (kept in step by ``__init_subclass__``)
+    _role_set: frozenset[str] = frozenset(roles)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._role_set = frozenset(cls.roles)
 
     @abc.abstractmethod
     def build(
@@ -113,17 +121,16 @@ class NativeTemplate(Template):
     def check(self, messages: list[Message]) -> None:
         """Every message a dict with a role of the family and text content (an assistant turn with
         ``tool_calls`` may have none); a coded error naming the message otherwise."""
-        roles = self.roles
-        if isinstance(messages, (list, tuple)) and messages:
-            for m in messages:  # the common case in one quick pass; _check_each names the fault
-                if m.__class__ is not dict or m.get("role") not in roles:
-                    break
-                content = m.get("content")
-                if content.__class__ is not str and not isinstance(content, str):
-                    if not (content is None and m["role"] == "assistant" and m.get("tool_calls")):
-                        break
-            else:
+        try:  # the common case in two C-level passes; _check_each names the fault (or allows it)
+            if (
+                messages.__class__ is list
+                and messages
+                and self._role_set.issuperset(map(_ROLE, messages))
+                and set(map(type, map(_CONTENT, messages))) == _ONLY_STR
+            ):
                 return
+        except (KeyError, TypeError, AttributeError):
+            pass
         self._check_each(messages)
 
     def _check_each(self, messages: list[Message]) -> None:
