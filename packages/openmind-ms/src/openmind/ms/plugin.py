@@ -24,6 +24,7 @@ PIPELINES = {
     "summarization": GENERATION,
     "translation": GENERATION,
     "text2emb": "openmind.ms.pipelines.embedding:MindSporeEmbedding",
+    "feature-extraction": "openmind.ms.pipelines.feature_extraction:MindSporeFeatureExtraction",
     "text-classification": "openmind.ms.pipelines.classification:MindSporeTextClassification",
 }
 #: task -> the ``model_type`` values the native implementation runs (declared on each PipelineSpec,
@@ -34,6 +35,7 @@ MODEL_TYPES = {
     "summarization": tuple(LLAMA_FAMILY),
     "translation": tuple(LLAMA_FAMILY),
     "text2emb": BERT_FAMILY,
+    "feature-extraction": BERT_FAMILY,
     "text-classification": (*LLAMA_FAMILY, *BERT_FAMILY),
 }
 #: training stage -> trainer
