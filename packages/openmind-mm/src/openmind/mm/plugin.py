@@ -7,14 +7,7 @@ Registration only; imports no framework. Default models are openMind 1.0's
 from __future__ import annotations
 
 from openmind.core.hookspecs import hookimpl
-from openmind.core.specs import (
-    ArgumentGroupSpec,
-    DatasetSpec,
-    DefaultModel,
-    PipelineWrapperSpec,
-    RouteSpec,
-    TaskSpec,
-)
+from openmind.core.specs import DatasetSpec, DefaultModel, PipelineWrapperSpec, TaskSpec
 from openmind.mm import errors  # noqa: F401  (declares the OM-I3xx / OM-M3xx codes for the catalogue)
 
 SDXL = "PyTorch-NPU/stable-diffusion-xl-base-1_0"
@@ -227,34 +220,5 @@ def openmind_register_datasets(register):
             task="mm-sft",
             columns=("messages", "images", "videos", "audios"),
             description="Conversations whose <image>/<video>/<audio> placeholders match the listed media.",
-        )
-    )
-
-
-@hookimpl
-def openmind_register_routes(register):
-    # mounted by `openmind deploy`'s server beside openmind-nlp's OpenAI routes; `tasks` makes
-    # deploy load a text-to-image folder through the registered text2image pipeline
-    register(
-        RouteSpec(
-            path="/v1/images/generations",
-            methods=("POST",),
-            impl="openmind.mm.serve.images:handler",
-            requires=("fastapi>=0.110",),
-            order=200,
-            tasks=("text2image",),
-            description="OpenAI images API (text-to-image models: n, size, b64_json or file URLs, seed)",
-        )
-    )
-
-
-@hookimpl
-def openmind_register_argument_groups(register):
-    register(
-        ArgumentGroupSpec(
-            name="images",
-            impl="openmind.mm.serve.args:ImagesArguments",
-            verbs=("deploy",),
-            description="/v1/images/generations: the images folder and the largest image side",
         )
     )
