@@ -1,6 +1,8 @@
-"""openMind 1.0's task names on MindSpore: feature-extraction on the native BERT encoder equals the
-PyTorch pipeline (transformers' feature-extraction) on the real MiniLM; tasks with no MindSpore
-pipeline are a coded error naming the frameworks that have one."""
+"""openMind 1.0's task names on MindSpore: feature-extraction (the real MiniLM) and fill-mask (a tiny
+BertForMaskedLM) on the native BERT code equal the PyTorch pipelines (transformers' own); tasks with no MindSpore
+pipeline are a coded error naming the frameworks that have one.
+
+fill-mask on the native BertForMaskedLM is also in the shared conformance suite (test_conformance.py)."""
 
 from __future__ import annotations
 
@@ -42,7 +44,26 @@ def test_feature_extraction_too_long_is_a_coded_error(minilm_dir):
     assert info.value.location == "input[0]" and "truncation" in (info.value.hint or "")
 
 
-@pytest.mark.parametrize("task", ["question-answering", "fill-mask", "zero-shot-classification"])
+def test_fill_mask_matches_pytorch(masked_lm_model_dir):
+    """The native BertForMaskedLM against transformers' fill-mask pipeline (through openmind's PyTorch
+    pipeline) on the same checkpoint: the same candidates, strings and sequences, scores within 1e-5."""
+    pt = openmind.pipeline("fill-mask", model=str(masked_lm_model_dir), framework="pt")
+    ms = openmind.pipeline("fill-mask", model=str(masked_lm_model_dir), framework="ms")
+    assert ms.selection["impl"].endswith("MindSporeFillMask")
+    texts = [f"Paris is the {ms.mask_token} of France.", f"The {ms.mask_token} sat on the mat, and it was happy."]
+    got = ms(texts, top_k=4, batch_size=2)
+    for g, text in zip(got, texts, strict=True):
+        e = pt(text, top_k=4)
+        assert [(o["token"], o["token_str"], o["sequence"]) for o in g] == [
+            (o["token"], o["token_str"], o["sequence"]) for o in e
+        ]
+        np.testing.assert_allclose([o["score"] for o in g], [o["score"] for o in e], atol=1e-5)
+    alone = ms(texts[1], top_k=4)  # batched with a shorter text or not: the same candidates
+    assert [o["token"] for o in alone] == [o["token"] for o in got[1]]
+    np.testing.assert_allclose([o["score"] for o in alone], [o["score"] for o in got[1]], atol=1e-6)
+
+
+@pytest.mark.parametrize("task", ["question-answering", "zero-shot-classification", "table-question-answering"])
 def test_tasks_without_a_mindspore_pipeline_say_so(task, minilm_dir):
     with pytest.raises(OpenMindError) as info:
         openmind.pipeline(task, model=str(minilm_dir), framework="ms")

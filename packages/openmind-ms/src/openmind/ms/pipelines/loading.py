@@ -26,6 +26,7 @@ TASK_HEADS = {
     "text-classification": ("sequence-classification", ("ForSequenceClassification",)),
     "text2emb": ("encoder", ()),
     "feature-extraction": ("encoder", ()),
+    "fill-mask": ("masked-lm", ("ForMaskedLM",)),
 }
 
 
