@@ -65,7 +65,8 @@ def test_table_words_the_hints():
     assert D.command_provider("data") == "openmind-data"
     assert D.command_provider("nope") is None
     assert D.providers("pipelines", "chat") == ["openmind-pt", "openmind-ms"]
-    assert D.providers("pipelines", "fill-mask") == ["openmind-pt"]
+    assert D.providers("pipelines", "fill-mask") == ["openmind-pt", "openmind-ms"]
+    assert D.providers("pipelines", "question-answering") == ["openmind-pt"]
     assert D.install_hint("openmind-ms") == 'pip install "openmind[ms]"'
 
 
