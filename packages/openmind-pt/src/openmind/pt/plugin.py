@@ -31,6 +31,8 @@ VISION = "openmind.pt.pipelines.vision"
 DIFFUSION = "openmind.pt.pipelines.diffusion"
 #: openmind-mm's tasks: task -> (backend, "module:attr", extra requirements)
 MM_PIPELINES = {
+    # vision-language chat: AutoModelForImageTextToText + AutoProcessor (openmind.mm.vl)
+    "mm-chat": ("transformers", "openmind.pt.pipelines.vl_chat:TorchVLChat", ("pillow",)),
     "text2image": ("diffusers", f"{DIFFUSION}:TorchTextToImage", ("diffusers>=0.30", "pillow")),
     "image-to-image": ("diffusers", f"{DIFFUSION}:TorchImageToImage", ("diffusers>=0.30", "pillow")),
     "inpainting": ("diffusers", f"{DIFFUSION}:TorchInpainting", ("diffusers>=0.30", "pillow")),

@@ -84,7 +84,11 @@ VL_GROUPS = (
         architectures=("LlavaNextForConditionalGeneration",),
         model_types=("llava_next",),
         hub_ids=_hubs(
-            ("llava-hf/llava-v1.6-mistral-7b-hf", "llava-hf/llava-v1.6-vicuna-7b-hf", "llava-hf/llama3-llava-next-8b-hf")
+            (
+                "llava-hf/llava-v1.6-mistral-7b-hf",
+                "llava-hf/llava-v1.6-vicuna-7b-hf",
+                "llava-hf/llama3-llava-next-8b-hf",
+            )
         ),
         sizes=("7B", "8B", "13B", "34B"),
         lora_targets=LLAVA_TARGETS,

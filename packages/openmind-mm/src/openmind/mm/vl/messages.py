@@ -185,9 +185,7 @@ def normalise_conversation(
         at = f"{where}[{i}]"
         role = message.get("role")
         if role not in ROLES:
-            raise I_BAD_INPUT.error(
-                f"{at}.role is {role!r}; use one of {', '.join(ROLES)}", location=f"{at}.role"
-            )
+            raise I_BAD_INPUT.error(f"{at}.role is {role!r}; use one of {', '.join(ROLES)}", location=f"{at}.role")
         content = message.get("content")
         parts: list[dict[str, Any]] = []
         if content is None:
