@@ -96,7 +96,9 @@ def test_bad_parts_and_images_are_located(tmp_path, red):
     broken = tmp_path / "broken.png"
     broken.write_bytes(b"\x89PNG not really")
     with pytest.raises(OpenMindError) as info:
-        normalise_conversation([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": str(broken)}}]}])
+        normalise_conversation(
+            [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": str(broken)}}]}]
+        )
     assert code(info) == "OM-I301" and info.value.location == "messages[0].content[0].image_url"
     with pytest.raises(OpenMindError) as info:
         normalise_conversation([{"role": "robot", "content": "hi"}])

@@ -70,8 +70,16 @@ class VLChatPipeline(ChatPipeline):
         return self.backend.processor
 
     # ---- inputs --------------------------------------------------------------------------
+    def configure_serving(self, ns: Any) -> None:
+        """Take the server's media limits from the resolved deploy arguments (``media`` group)."""
+        from openmind.mm.vl.serve import limits_from
+
+        self.limits = limits_from(ns)
+
     def check_item(self, item: Any, index: int | None) -> dict[str, Any]:
-        where = f"input[{index}]" if index is not None else "input"
+        # one input: fields are named from the messages (messages[2].content[1].image_url); in a
+        # list of inputs, from the input (input[3].messages[0]...)
+        where = f"input[{index}]" if index is not None else ""
         if isinstance(item, str):
             return {"messages": [{"role": "user", "content": item}], "images": None, "where": where}
         if isinstance(item, dict) and "messages" in item:
@@ -79,8 +87,8 @@ class VLChatPipeline(ChatPipeline):
         if isinstance(item, (list, tuple)) and all(isinstance(m, dict) for m in item):
             return {"messages": list(item), "images": None, "where": where}
         raise I_BAD_INPUT.error(
-            f"task 'mm-chat' takes {self.accepts}, or a list of those; got {type_name(item)} at {where}",
-            location=where,
+            f"task 'mm-chat' takes {self.accepts}, or a list of those; got {type_name(item)} at {where or 'input'}",
+            location=where or "input",
             hint='Example: chat([{"role": "user", "content": [{"type": "image", "image": "cat.png"}, '
             '{"type": "text", "text": "What is this?"}]}]).',
         )
@@ -102,8 +110,8 @@ class VLChatPipeline(ChatPipeline):
             item.get("images"),
             add_generation_prompt=True,
             limits=self.limits,
-            where=f"{item.get('where', 'input')}.messages" if item.get("where") else "messages",
-            where_images=f"{item.get('where', 'input')}.images",
+            where=f"{item['where']}.messages" if item.get("where") else "messages",
+            where_images=f"{item['where']}.images" if item.get("where") else "images",
         )
 
     def render(self, conversation: Any, *, system: str | None = None, tools=None) -> str:

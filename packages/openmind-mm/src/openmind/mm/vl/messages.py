@@ -82,7 +82,12 @@ def read_image(value: Any, where: str, limits: MediaLimits = NO_LIMITS) -> Any:
         if scheme in ("http", "https"):
             if limits.fetch is None:
                 raise I_REMOTE_MEDIA.error(f"{where}: remote URL {_short(value)} refused", location=where)
-            content = limits.fetch(value, limits.max_image_bytes)
+            try:
+                content = limits.fetch(value, limits.max_image_bytes)
+            except (OSError, ValueError) as exc:
+                from openmind.mm.errors import I_BAD_IMAGE
+
+                raise I_BAD_IMAGE.error(f"{where}: cannot download {_short(value)}: {exc}", location=where) from None
             _check_bytes(len(content), where, limits)
             value = "data:image/unknown;base64," + base64.b64encode(content).decode()
         elif scheme == "data":

@@ -37,6 +37,13 @@ def _content(value: Any, where: str) -> str:
         return value
     if isinstance(value, list) and all(isinstance(p, dict) and p.get("type") == "text" for p in value):
         return "".join(str(p.get("text", "")) for p in value)
+    if isinstance(value, list) and any(isinstance(p, dict) and p.get("type") in ("image", "image_url") for p in value):
+        raise I_BAD_INPUT.error(
+            f"{where}: an image part, but this model reads text only (not a vision-language model)",
+            location=where,
+            hint="Send text content, or serve / load a vision-language model (Qwen2-VL, LLaVA ...: "
+            "`openmind list model-groups`).",
+        )
     raise I_BAD_INPUT.error(
         f"{where}: content must be a string (or a list of text parts), not {type_name(value)}",
         location=where,
