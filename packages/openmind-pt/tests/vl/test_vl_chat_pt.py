@@ -205,3 +205,29 @@ def test_mindspore_is_refused_with_a_reason(qwen2_vl_dir, monkeypatch):
     with pytest.raises(OpenMindError) as info:
         pipeline("mm-chat", model=qwen2_vl_dir)
     assert info.value.code == "OM-M303"
+
+
+def test_cli_chat_image_command(qwen2_vl_dir, vl_pipes, images, tmp_path):
+    """``openmind chat --model VL_DIR``: /image PATH attaches an image to the next message; a missing
+    or corrupt file is a coded notice and the conversation goes on."""
+    import os
+    import subprocess
+    import sys
+
+    red = tmp_path / "red.png"
+    images["red"].save(red)
+    (tmp_path / "bad.png").write_bytes(b"not an image")
+    script = f"/image {tmp_path / 'missing.png'}\n/image {tmp_path / 'bad.png'}\n/image {red}\nWhat colour?\nSure?\n/history\n/exit\n"
+    env = {**os.environ, "OPENMIND_LOG_DIR": str(tmp_path / "logs")}
+    exe = Path(sys.executable).with_name("openmind")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "openmind.core.cli.main"]
+    args = ["chat", "--model", qwen2_vl_dir, "--max-new-tokens", "6", "--temperature", "0"]
+    out = subprocess.run(cmd + args, input=script, capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr
+    session = vl_pipes["qwen2-vl"].session(max_new_tokens=6, temperature=0)
+    session.attach(str(red))
+    expected = [session.send("What colour?"), session.send("Sure?")]
+    assert out.stdout.splitlines() == expected
+    assert out.stderr.count("image not attached: OM-I301") == 2
+    assert "image attached to the next message" in out.stderr
+    assert "[user] [image] What colour?" in out.stderr

@@ -35,7 +35,7 @@ class VLChatPipeline(ChatPipeline):
     """The ``mm-chat`` wrapper (see the module docstring)."""
 
     task = "mm-chat"
-    options = ("system",)
+    options = ("system", "tools", "template", "model_group")
     accepts = "a string, a list of messages with text/image parts, or {messages, images}"
     record_keys = ("messages", "input", "text", "prompt")
     #: limits on the images of one input (the server sets its own)
@@ -59,6 +59,17 @@ class VLChatPipeline(ChatPipeline):
 
     def configure(self, **options: Any) -> GenerationParams:
         params = GenerativeWrapper.configure(self, **options)
+        from openmind.nlp.errors import I_BAD_PARAM
+
+        # the prompt is the processor's own chat template: nothing else is rendered for VL folders
+        for name in ("template", "model_group", "tools"):
+            if getattr(self, name, None):
+                raise I_BAD_PARAM.error(
+                    f"{name}={getattr(self, name)!r}: a vision-language model is prompted through its processor's "
+                    "own chat template; template, model_group and tools do not apply",
+                    location=name,
+                    hint="Leave it out (edit chat_template.jinja in the model folder to change the prompt).",
+                )
         self.chat_template = None
         return params
 
