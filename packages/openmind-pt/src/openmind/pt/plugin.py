@@ -53,6 +53,13 @@ MM_PIPELINES = {
 }
 
 
+#: support-matrix notes of openmind-mm's tasks on PyTorch
+MM_NOTES = {
+    "mm-chat": "PyTorch only: openmind-ms implements no vision-language model (its native backend runs the "
+    "Llama family and BERT); --framework ms is OM-M303",
+}
+
+
 def mm_installed() -> bool:
     """Whether openmind-mm (which registers these tasks) is installed: without it, openmind-pt
     registers no pipeline for them (they would be pipelines for unknown tasks). Imports nothing."""
@@ -73,6 +80,7 @@ def register_mm_pipelines(register):
                 impl=impl,
                 requires=(*REQUIRES, *extra, "openmind-mm>=2.0"),
                 description=f"{task} on {backend} (CPU, CUDA, Ascend NPU via torch_npu)",
+                note=MM_NOTES.get(task, ""),
             )
         )
 
