@@ -17,7 +17,7 @@ def build(model: str, **overrides):
     from openmind.nlp.serve.pipeline_engine import build_engine
 
     values = {"model": model, "framework": "pt", "device": "cpu", **overrides}
-    return build_engine(parse(["model", "template", "deploy", "media"], overrides=values))
+    return build_engine(parse(["model", "template", "deploy"], overrides=values))
 
 
 @pytest.fixture(scope="module")

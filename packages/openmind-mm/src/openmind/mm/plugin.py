@@ -7,7 +7,7 @@ Registration only; imports no framework. Default models are openMind 1.0's
 from __future__ import annotations
 
 from openmind.core.hookspecs import hookimpl
-from openmind.core.specs import ArgumentGroupSpec, DatasetSpec, DefaultModel, PipelineWrapperSpec, TaskSpec
+from openmind.core.specs import DatasetSpec, DefaultModel, PipelineWrapperSpec, TaskSpec
 from openmind.mm import errors  # noqa: F401  (declares the OM-I3xx / OM-M3xx codes for the catalogue)
 
 SDXL = "PyTorch-NPU/stable-diffusion-xl-base-1_0"
@@ -219,18 +219,6 @@ def openmind_infer_task(model_dir, config):
     from openmind.mm.folders import infer_media_task
 
     return infer_media_task(model_dir)
-
-
-@hookimpl
-def openmind_register_argument_groups(register):
-    register(
-        ArgumentGroupSpec(
-            name="media",
-            verbs=("deploy",),
-            impl="openmind.mm.vl.serve:MediaArguments",
-            description="images in chat requests to vision-language models: sources allowed, count/size caps",
-        )
-    )
 
 
 @hookimpl

@@ -1,6 +1,6 @@
 """Images in ``openmind deploy``'s ``/v1/chat/completions`` (vision-language folders).
 
-The ``media`` argument group (registered for the ``deploy`` verb) sets what one request may carry:
+The deploy arguments (``openmind.core.args.DeployArguments``) set what one request may carry:
 
 * ``data:`` URLs always; ``file://`` URLs and paths only under ``--media-root`` folders (none by
   default: the server never reads its own disk for a client unless told where);
@@ -12,27 +12,12 @@ The ``media`` argument group (registered for the ``deploy`` verb) sets what one 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from openmind.core.args import arg
 from openmind.mm.vl.messages import MediaLimits
 
 #: how long a remote image download may take (seconds)
 FETCH_TIMEOUT = 20.0
-
-
-@dataclass
-class MediaArguments:
-    allow_remote_media: bool = arg(
-        False, "Let /v1/chat/completions download http(s) image URLs (refused by default: send data: URLs)."
-    )
-    media_root: list[str] = arg(
-        [], "Folders whose files clients may name as file:// image URLs (none by default: file URLs are refused)."
-    )
-    max_images: int = arg(8, "Most images in one chat request (vision-language models).")
-    max_image_bytes: int = arg(20 * 1024 * 1024, "Largest image in bytes (encoded), per image.")
-    max_image_pixels: int = arg(4096 * 4096, "Largest image in pixels (width x height), per image.")
 
 
 def fetch(url: str, limit: int | None) -> bytes:
@@ -48,7 +33,7 @@ def limits_from(ns: Any) -> MediaLimits:
     """The :class:`MediaLimits` of resolved deploy arguments (defaults when the group is absent)."""
     from openmind.core.errors import A_BAD_VALUE
 
-    media = getattr(ns, "media", None) or MediaArguments()
+    media = ns.deploy
     for key in ("max_images", "max_image_bytes", "max_image_pixels"):
         if getattr(media, key) < 1:
             raise A_BAD_VALUE.error(f"{key}={getattr(media, key)} must be >= 1", location=f"--{key.replace('_', '-')}")
