@@ -22,6 +22,14 @@ def qwen2_vl_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def qwen25_vl_dir(tmp_path_factory):
+    from openmind.pt.testing import tiny_qwen2_vl
+
+    folder = tmp_path_factory.mktemp("vl") / "tiny-qwen2.5-vl"
+    return str(tiny_qwen2_vl(folder, template("qwen2-vl.jinja"), variant="qwen2.5-vl", seed=1))
+
+
+@pytest.fixture(scope="session")
 def llava_dir(tmp_path_factory):
     from openmind.pt.testing import tiny_llava
 
@@ -29,8 +37,8 @@ def llava_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def vl_dirs(qwen2_vl_dir, llava_dir):
-    return {"qwen2-vl": qwen2_vl_dir, "llava-1.5": llava_dir}
+def vl_dirs(qwen2_vl_dir, qwen25_vl_dir, llava_dir):
+    return {"qwen2-vl": qwen2_vl_dir, "qwen2.5-vl": qwen25_vl_dir, "llava-1.5": llava_dir}
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ def template(name: str) -> str:
     return (TEMPLATES / name).read_text(encoding="utf-8")
 
 
-FAMILIES = ("qwen2-vl", "llava-1.5")
+FAMILIES = ("qwen2-vl", "qwen2.5-vl", "llava-1.5")
 MAX_NEW = 8
 
 
@@ -48,6 +48,14 @@ def reference(pipe, messages, max_new_tokens=MAX_NEW):
 def test_chat_on_a_vl_folder_is_mm_chat(vl_pipes, family):
     pipe = vl_pipes[family]
     assert type(pipe).__name__ == "VLChatPipeline" and pipe.task == "mm-chat"
+    assert (
+        type(pipe.model).__name__
+        == {
+            "qwen2-vl": "Qwen2VLForConditionalGeneration",
+            "qwen2.5-vl": "Qwen2_5_VLForConditionalGeneration",
+            "llava-1.5": "LlavaForConditionalGeneration",
+        }[family]
+    )
     assert pipe.selection["impl"] == "openmind.pt.pipelines.vl_chat:TorchVLChat"
 
 
@@ -55,7 +63,7 @@ def test_chat_on_a_vl_folder_is_mm_chat(vl_pipes, family):
 def test_prompt_is_the_official_template(vl_dirs, vl_pipes, images, family):
     from transformers.utils.chat_template_utils import render_jinja_template
 
-    official = template("qwen2-vl.jinja" if family == "qwen2-vl" else "llava-1.5.jinja")
+    official = template("llava-1.5.jinja" if family == "llava-1.5" else "qwen2-vl.jinja")
     assert (Path(vl_dirs[family]) / "chat_template.jinja").read_text() == official
     pipe = vl_pipes[family]
     conversation = [
@@ -87,6 +95,7 @@ def test_prompt_is_the_official_template(vl_dirs, vl_pipes, images, family):
         "<|im_start|>assistant\n",
         "llava-1.5": "USER: <image>\nColour? ASSISTANT: Red. USER: <image>\nAnd these? ASSISTANT:",
     }
+    expected["qwen2.5-vl"] = expected["qwen2-vl"]  # the same official template
     assert pipe.render(conversation) == expected[family]
 
 
@@ -106,7 +115,7 @@ def test_build_vl_inputs_equals_apply_chat_template(vl_pipes, images, family):
         assert torch.equal(ours[key], theirs[key]), key
     image_token = processor.tokenizer.convert_tokens_to_ids(processor.image_token)
     # the processor expanded each image to its own number of visual tokens (4 + 6 here)
-    assert int((ours["input_ids"] == image_token).sum()) == {"qwen2-vl": 10, "llava-1.5": 8}[family]
+    assert int((ours["input_ids"] == image_token).sum()) == {"qwen2-vl": 10, "qwen2.5-vl": 10, "llava-1.5": 8}[family]
     # LLaMA-Factory rows (<image> placeholders + images) give the same inputs
     row = build_vl_inputs(
         processor,
@@ -231,3 +240,31 @@ def test_cli_chat_image_command(qwen2_vl_dir, vl_pipes, images, tmp_path):
     assert out.stderr.count("image not attached: OM-I301") == 2
     assert "image attached to the next message" in out.stderr
     assert "[user] [image] What colour?" in out.stderr
+
+
+def test_run_over_llamafactory_rows(llava_dir, vl_pipes, images, tmp_path):
+    """``openmind run chat --model VL_DIR --input rows.jsonl``: mllm_demo-style rows keep their images."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    images["red"].save(tmp_path / "red.png")
+    images["blue"].save(tmp_path / "blue.png")
+    rows = [
+        {"messages": [{"role": "user", "content": "<image>What colour?"}], "images": [str(tmp_path / "red.png")]},
+        {
+            "messages": [{"role": "user", "content": "<image><image>Which differ?"}],
+            "images": [str(tmp_path / "red.png"), str(tmp_path / "blue.png")],
+        },
+    ]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    env = {**os.environ, "OPENMIND_LOG_DIR": str(tmp_path / "logs")}
+    exe = Path(sys.executable).with_name("openmind")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "openmind.core.cli.main"]
+    args = ["run", "chat", "--model", llava_dir, "--input", str(tmp_path / "rows.jsonl"), "--json"]
+    args += ["--max-new-tokens", "8", "--temperature", "0", "--batch-size", "2"]
+    out = subprocess.run(cmd + args, capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr
+    answers = [json.loads(line)["output"]["content"] for line in out.stdout.splitlines()]
+    assert answers == [vl_pipes["llava-1.5"](row)["content"] for row in rows]

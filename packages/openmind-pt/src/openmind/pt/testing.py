@@ -656,8 +656,11 @@ def _fix_processor_class(folder: Path, name: str) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
-def tiny_qwen2_vl(folder: str | os.PathLike, chat_template: str, *, seed: int = 0, hidden_size: int = 64) -> Path:
-    """A randomly initialised ``Qwen2VLForConditionalGeneration`` with its processor, for tests.
+def tiny_qwen2_vl(
+    folder: str | os.PathLike, chat_template: str, *, seed: int = 0, hidden_size: int = 64, variant: str = "qwen2-vl"
+) -> Path:
+    """A randomly initialised ``Qwen2VLForConditionalGeneration`` (``variant="qwen2.5-vl"``:
+    ``Qwen2_5_VLForConditionalGeneration``, windowed vision attention) with its processor, for tests.
 
     Tokenizer: the real Llama-2 BPE (wordllama) plus Qwen2-VL's special tokens (``<|im_start|>``,
     ``<|im_end|>``, ``<|vision_start|>``, ``<|vision_end|>``, ``<|image_pad|>``, ``<|video_pad|>``):
@@ -665,7 +668,8 @@ def tiny_qwen2_vl(folder: str | os.PathLike, chat_template: str, *, seed: int = 
     bounds (a 56x56 image is 4x4 patches = 4 image tokens). ``chat_template``: the official text.
     """
     import torch
-    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLImageProcessorPil, Qwen2VLProcessor
+    import transformers
+    from transformers import Qwen2VLImageProcessorPil
 
     from openmind.nlp.testing import assets
     from openmind.pt.pipelines.vl_chat import _images_only
@@ -679,10 +683,35 @@ def tiny_qwen2_vl(folder: str | os.PathLike, chat_template: str, *, seed: int = 
     tok.eos_token = "<|im_end|>"
     ids = {t: tok.convert_tokens_to_ids(t) for t in specials}
     image_processor = Qwen2VLImageProcessorPil(min_pixels=28 * 28 * 4, max_pixels=28 * 28 * 16)
-    processor = _images_only(Qwen2VLProcessor)(
-        image_processor=image_processor, tokenizer=tok, chat_template=chat_template
-    )
-    cfg = Qwen2VLConfig(
+    prefix = {"qwen2-vl": "Qwen2VL", "qwen2.5-vl": "Qwen2_5_VL"}[variant]
+    processor_cls = getattr(transformers, f"{prefix}Processor")
+    processor = _images_only(processor_cls)(image_processor=image_processor, tokenizer=tok, chat_template=chat_template)
+    vision = {
+        "depth": 2,
+        "embed_dim": 32,
+        "hidden_size": hidden_size,
+        "num_heads": 2,
+        "mlp_ratio": 2,
+        "patch_size": 14,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+        "in_channels": 3,
+    }
+    if variant == "qwen2.5-vl":  # hidden_size is the tower's own width there, out_hidden_size the LM's
+        vision = {
+            "depth": 2,
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "out_hidden_size": hidden_size,
+            "num_heads": 2,
+            "patch_size": 14,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+            "in_channels": 3,
+            "window_size": 56,
+            "fullatt_block_indexes": [1],
+        }
+    cfg = getattr(transformers, f"{prefix}Config")(
         text_config={
             "vocab_size": len(tok),
             "hidden_size": hidden_size,
@@ -696,30 +725,20 @@ def tiny_qwen2_vl(folder: str | os.PathLike, chat_template: str, *, seed: int = 
             "pad_token_id": ids["<|im_end|>"],
             "bos_token_id": 1,
         },
-        vision_config={
-            "depth": 2,
-            "embed_dim": 32,
-            "hidden_size": hidden_size,
-            "num_heads": 2,
-            "mlp_ratio": 2,
-            "patch_size": 14,
-            "spatial_merge_size": 2,
-            "temporal_patch_size": 2,
-            "in_channels": 3,
-        },
+        vision_config=vision,
         image_token_id=ids["<|image_pad|>"],
         video_token_id=ids["<|video_pad|>"],
         vision_start_token_id=ids["<|vision_start|>"],
         vision_end_token_id=ids["<|vision_end|>"],
     )
     torch.manual_seed(seed)
-    model = Qwen2VLForConditionalGeneration(cfg).eval()
+    model = getattr(transformers, f"{prefix}ForConditionalGeneration")(cfg).eval()
     _scale_heads(model, ("lm_head",))
     model.generation_config.eos_token_id = ids["<|im_end|>"]
     model.generation_config.pad_token_id = ids["<|im_end|>"]
     model.save_pretrained(folder, safe_serialization=True)
     processor.save_pretrained(folder)
-    _fix_processor_class(folder, "Qwen2VLProcessor")
+    _fix_processor_class(folder, f"{prefix}Processor")
     return folder
 
 

@@ -104,6 +104,13 @@ class VLChatPipeline(ChatPipeline):
             '{"type": "text", "text": "What is this?"}]}]).',
         )
 
+    def from_record(self, record: Any, where: str) -> Any:
+        """A row of an input file (``openmind run --input rows.jsonl``): a LLaMA-Factory row keeps its
+        ``images`` (paths relative to the working directory) with its ``messages``."""
+        if isinstance(record, dict) and "messages" in record and record.get("images") is not None:
+            return {"messages": record["messages"], "images": record["images"]}
+        return super().from_record(record, where)
+
     def split(self, inputs: Any) -> tuple[bool, list[Any]]:
         if isinstance(inputs, dict) or isinstance(inputs, str):
             return True, [self.check_item(inputs, None)]
