@@ -144,3 +144,14 @@ def test_a_text_model_answers_image_parts_with_a_400(tmp_path, images):
         with pytest.raises(openai.BadRequestError) as info:
             client(s).chat.completions.create(model="text", messages=messages, max_tokens=4)
         assert "reads text only" in str(info.value)
+
+
+def test_template_options_do_not_apply_to_vl_folders(qwen2_vl_dir):
+    from openmind.core.errors import OpenMindError
+
+    with pytest.raises(OpenMindError) as info:
+        build(qwen2_vl_dir, template="qwen2")
+    assert info.value.code == "OM-I102" and info.value.location == "template"
+    with pytest.raises(OpenMindError) as info:
+        build(qwen2_vl_dir, max_images=0)
+    assert info.value.location == "--max-images"

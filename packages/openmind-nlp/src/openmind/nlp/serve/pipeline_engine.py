@@ -331,7 +331,16 @@ def build_engine(ns: Any) -> PipelineEngine:
     if task != "chat" and _is_chat(task):
         # another chat wrapper (openmind-mm's mm-chat for vision-language folders): it takes the
         # request's messages as they are (image parts too) and its own serving arguments
-        generator = pipeline(task, model=folder.path, system=ns.template.system, adapter=m.adapter, **common)
+        t = ns.template
+        generator = pipeline(
+            task,
+            model=folder.path,
+            system=t.system,
+            template=t.template,
+            model_group=m.model_group,
+            adapter=m.adapter,
+            **common,
+        )
         configure = getattr(generator, "configure_serving", None)
         if configure is not None:
             configure(ns)

@@ -125,11 +125,14 @@ class TorchVLChat(TorchCausalLM):
             return list(batch_inputs(self.processor, [prompt])["input_ids"][0].tolist())
         return super().encode(prompt)
 
+    def _as_vl_prompt(self, prompt: Any) -> VLPrompt:
+        """A text prompt (already rendered) or token ids as an image-less :class:`VLPrompt`."""
+        if isinstance(prompt, VLPrompt):
+            return prompt
+        return VLPrompt(prompt if isinstance(prompt, str) else self.tokenizer.decode(prompt))
+
     def preprocess(self, inputs: list[Any], params: GenerationParams, indices: list[int] | None = None) -> Batch:
-        prompts = [
-            p if isinstance(p, VLPrompt) else VLPrompt(self.tokenizer.decode(p) if not isinstance(p, str) else p)
-            for p in inputs
-        ]
+        prompts = [self._as_vl_prompt(p) for p in inputs]
         features = batch_inputs(self.processor, prompts, padding_side="left")
         mask = features["attention_mask"]
         lens = [int(n) for n in mask.sum(dim=1).tolist()]
