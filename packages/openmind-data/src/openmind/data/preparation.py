@@ -84,8 +84,8 @@ def _media_key(data_args: Any, names: list[str], image_processor: Any, model_con
             for key in ("images", "videos", "audios"):
                 for item in cols[key][i] or []:
                     path = media.resolve(item, where)
-                    if path is not None and str(path) not in digests:
-                        digests[str(path)] = C.file_digest(str(path))
+                    if path is not None and item not in digests:  # by name and content, like data files
+                        digests[item] = C.file_digest(str(path))
     joined = json.dumps(sorted(digests.items())).encode()
     import hashlib
 
