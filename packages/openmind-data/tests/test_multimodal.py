@@ -206,11 +206,12 @@ def test_a_cutoff_that_cuts_an_image_is_refused_with_the_row(tmp_path, vl_dir):
     from openmind.nlp.templates import resolve_template
 
     _media(tmp_path)
-    data = write_jsonl(tmp_path / "d.jsonl", [_row("a long question " * 6 + "<image>", ["ok.png"])])
+    data = write_jsonl(tmp_path / "d.jsonl", [_row("<image>" + "a long question " * 6, ["ok.png"])])
     tok = AutoTokenizer.from_pretrained(str(vl_dir))
     processor, config = load_media_parts(vl_dir)
     template = resolve_template(None, model_dir=str(vl_dir), tokenizer=tok)
-    args = data_args(dataset=[str(data)], cutoff_len=30, data_cache_dir=str(tmp_path / "c"))
+    # left truncation keeps the answer and cuts the start, where the image is
+    args = data_args(dataset=[str(data)], cutoff_len=30, truncation="left", data_cache_dir=str(tmp_path / "c"))
     with pytest.raises(OpenMindError) as info:
         prepare(args, tok, template, stage="mm-sft", image_processor=processor, model_config=config)
     assert info.value.code == "OM-D007" and f"{data}:1" in info.value.location

@@ -228,7 +228,9 @@ class DataCommand(Command):
             from openmind.data.multimodal import MediaEncoder
 
             parts = _media_parts(resolved, stage)
-            encoder: Encoder = MediaEncoder(tokenizer, template, parts["image_processor"], parts["model_config"], **settings)
+            encoder: Encoder = MediaEncoder(
+                tokenizer, template, parts["image_processor"], parts["model_config"], **settings
+            )
             for row in rows:
                 where = media.bases(loaded.sources[row["_file"]].path, d)
                 for key in media.MEDIA:
