@@ -69,7 +69,9 @@ def run() -> list[dict]:
     from openmind.data.multimodal import load_media_parts
     from openmind.data.preparation import prepare
     from openmind.nlp.templates import resolve_template
-    from openmind.pt.testing import tiny_qwen2_vl
+
+    sys.path.insert(0, str(HERE.parent / "packages" / "openmind-pt" / "tests" / "vl_training"))
+    from vl_helpers import tiny_qwen2_vl_trainable as tiny_qwen2_vl
 
     torch.set_num_threads(1)
     rows: list[dict] = []

@@ -38,9 +38,9 @@ def _fresh_plugins(monkeypatch, tmp_path):
 
 @pytest.fixture(scope="session")
 def vl_dir(tmp_path_factory):
-    from openmind.pt.testing import tiny_qwen2_vl
+    from vl_helpers import tiny_qwen2_vl_trainable
 
-    return tiny_qwen2_vl(tmp_path_factory.mktemp("vl") / "qwen2vl")
+    return tiny_qwen2_vl_trainable(tmp_path_factory.mktemp("vl") / "qwen2vl")
 
 
 @pytest.fixture(scope="session")
