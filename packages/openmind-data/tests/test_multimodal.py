@@ -80,17 +80,6 @@ def test_validate_lists_every_bad_media_row(tmp_path, capsys):
     assert "kept 1, rejected 8" in out
 
 
-def test_train_reports_bad_media_before_any_model_is_loaded(tmp_path, capsys):
-    """The model path does not exist: the data error comes first, so the model was never reached."""
-    _media(tmp_path)
-    data = write_jsonl(tmp_path / "d.jsonl", [_row("<image>fine", ["ok.png"]), _row("<image>x", ["clip.mp4"])])
-    argv = ["train", "--stage", "mm-sft", "--model", str(tmp_path / "no-such-model"), "--dataset", str(data)]
-    assert main([*argv, "--output-dir", str(tmp_path / "run")]) != 0
-    err = capsys.readouterr().err
-    assert "OM-D014" in err and f"{data}:2" in err and "images[0]" in err
-    assert "no-such-model" not in err
-
-
 # ---- formats ------------------------------------------------------------------------------
 def test_llava_sharegpt4v_rows_convert_to_the_standard_format(tmp_path):
     _media(tmp_path)

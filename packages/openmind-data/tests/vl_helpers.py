@@ -11,15 +11,13 @@ QWEN2_VL_TOKENS = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_e
 
 def qwen2_vl_folder(folder: Path, image_pixels: int = 56 * 56) -> Path:
     """config.json (Qwen2-VL architecture), the real Llama-2 tokenizer + Qwen2-VL's special tokens and
-    official chat template (trl ships Qwen2.5-VL's, the same text), Qwen2-VL's image processor."""
-    from importlib.resources import files
-
+    official chat template (fixtures/chat_templates, see SOURCE.md there), Qwen2-VL's image processor."""
     from transformers import Qwen2VLConfig
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
     from openmind.nlp.testing.assets import llama2_tokenizer
 
-    template = (files("trl") / "chat_templates" / "qwen2_5_vl.jinja").read_text(encoding="utf-8")
+    template = (Path(__file__).parent / "fixtures" / "chat_templates" / "qwen2_5_vl.jinja").read_text(encoding="utf-8")
     folder.mkdir(parents=True, exist_ok=True)
     tok = llama2_tokenizer(chat_template=template)
     tok.add_special_tokens({"additional_special_tokens": list(QWEN2_VL_TOKENS)})

@@ -167,3 +167,26 @@ def test_export_merges_the_adapter_and_answers_like_model_plus_adapter(vl_dir, s
             la, lb = adapted(**inputs).logits, exported(**inputs).logits
         assert a.tolist() == b.tolist()
         torch.testing.assert_close(la, lb, rtol=1e-4, atol=1e-4)
+
+
+def _row(content: str, image: str) -> dict:
+    return {
+        "messages": [{"role": "user", "content": content}, {"role": "assistant", "content": "ok"}],
+        "images": [image],
+    }
+
+
+def test_train_reports_bad_media_before_any_model_is_loaded(tmp_path, capsys):
+    """The model path does not exist: the data error comes first, so the model was never reached."""
+    from PIL import Image
+
+    Image.new("RGB", (8, 8)).save(tmp_path / "ok.png")
+    (tmp_path / "clip.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42" + bytes(200))
+    data = tmp_path / "d.jsonl"
+    rows = [_row("<image>fine", "ok.png"), _row("<image>x", "clip.mp4")]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    argv = ["train", "--stage", "mm-sft", "--model", str(tmp_path / "no-such-model"), "--dataset", str(data)]
+    assert main([*argv, "--output-dir", str(tmp_path / "run")]) != 0
+    err = capsys.readouterr().err
+    assert "OM-D014" in err and f"{data}:2" in err and "images[0]" in err
+    assert "no-such-model" not in err

@@ -69,7 +69,8 @@ def _media_parts(resolved: Any, stage: str) -> dict[str, Any]:
     return {"image_processor": processor, "model_config": config}
 
 
-def _print_problems(report, limit: int, out=sys.stdout) -> None:
+def _print_problems(report, limit: int, out=None) -> None:
+    out = out or sys.stdout  # looked up at call time (a default bound at import misses redirections)
     for p in report.problems[:limit]:
         print(f"  {p.location}: {p.reason}", file=out)
     if len(report.problems) > limit:
