@@ -11,7 +11,18 @@ from safetensors.torch import load_file
 
 from openmind.core.cli import main
 
-COMMON = ["--max-steps", "2", "--per-device-train-batch-size", "4", "--report-to", "none", "--save-steps", "2"]
+COMMON = [
+    "--max-steps",
+    "2",
+    "--per-device-train-batch-size",
+    "4",
+    "--report-to",
+    "none",
+    "--save-steps",
+    "2",
+    "--logging-steps",
+    "1",
+]
 
 
 def _train(vl_dir, data, out, *extra) -> int:
@@ -34,6 +45,7 @@ def test_sft_on_a_vl_folder_trains_lora_on_the_language_model(vl_dir, squares, t
     for name in ("adapter_model.safetensors", "preprocessor_config.json", "train_summary.json", "chat_template.jinja"):
         assert (out / name).is_file(), name
     assert (out / "checkpoint-2" / "openmind_checkpoint.json").is_file()
+    assert (out / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # the run folder of text SFT
     summary = json.loads((out / "train_summary.json").read_text())
     assert summary["stage"] == "mm-sft" and summary["global_step"] == 2 and summary["tokens"] > 0
     lora = load_file(str(out / "adapter_model.safetensors"))
@@ -190,3 +202,18 @@ def test_train_reports_bad_media_before_any_model_is_loaded(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "OM-D014" in err and f"{data}:2" in err and "images[0]" in err
     assert "no-such-model" not in err
+
+
+def test_the_sdk_routes_sft_on_a_vl_folder_too(vl_dir, squares, tmp_path):
+    import openmind
+
+    result = openmind.train(
+        model=str(vl_dir),
+        dataset=[str(squares)],
+        stage="sft",
+        finetuning_type="lora",
+        output_dir=str(tmp_path / "run"),
+        max_steps=1,
+        report_to=["none"],
+    )
+    assert result.stage == "mm-sft" and result.global_step == 1
