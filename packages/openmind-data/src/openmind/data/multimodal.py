@@ -1,10 +1,9 @@
 """Preparing multimodal-sft rows for a vision-language model: visual tokens + pixel inputs.
 
 A row's ``<image>`` placeholders become what the model's processor would put in the text: the
-chat template's marker for an image part (Qwen2-VL: ``<|vision_start|><|image_pad|><|vision_end|>``,
-LLaVA: ``<image>``) with the image token repeated as many times as the image processor's output
-gives visual features for that image (Qwen2-VL: ``prod(image_grid_thw) / merge_size**2``; LLaVA:
-one per patch). Then the text encoder does the rest as for text SFT (one tokenisation of the
+chat template's marker for an image part (Qwen2-VL: ``<|vision_start|><|image_pad|><|vision_end|>``)
+with the image token repeated as many times as the image processor's output gives visual features
+for that image (Qwen2-VL family: ``prod(image_grid_thw) / merge_size**2``). Then the text encoder does the rest as for text SFT (one tokenisation of the
 whole conversation, labels over the assistant turns only), and the image processor's arrays are
 stored beside ``input_ids`` in the prepared Arrow dataset (``pixel_values`` flattened +
 ``pixel_values_shape``, ``image_grid_thw`` ...), so a cache hit needs no image decoding.
@@ -38,19 +37,15 @@ class VisualTokens:
     image_token_id: int
     #: what the chat template writes for one image part, containing ``image_token`` once
     marker: str
-    #: ``qwen2_vl`` (grid / merge_size**2) or ``patches`` (LLaVA: (H/p)*(W/p) [+1])
+    #: ``qwen2_vl`` (grid / merge_size**2); other rules join with the families they serve
     rule: str
     merge_size: int = 2
-    patch_size: int = 14
-    extra_tokens: int = 0
 
     def counts(self, outputs: dict[str, Any], n_images: int) -> list[int]:
         if self.rule == "qwen2_vl":
             grid = outputs["image_grid_thw"]
             return [int(g[0] * g[1] * g[2]) // (self.merge_size**2) for g in grid]
-        pixels = outputs["pixel_values"]
-        h, w = pixels.shape[-2:]
-        return [(h // self.patch_size) * (w // self.patch_size) + self.extra_tokens] * n_images
+        raise ValueError(f"unknown visual-token rule {self.rule!r}")
 
     def expand(self, count: int) -> str:
         return self.marker.replace(self.image_token, self.image_token * count, 1)
@@ -95,17 +90,10 @@ def visual_tokens(tokenizer: Any, image_processor: Any, config: dict[str, Any]) 
     ):
         merge = int(getattr(image_processor, "merge_size", None) or 2)
         return VisualTokens(token, int(token_id), marker, "qwen2_vl", merge_size=merge)
-    if model_type in ("llava",):
-        vision = config.get("vision_config") or {}
-        patch = int(getattr(image_processor, "patch_size", None) or vision.get("patch_size", 14))
-        strategy = config.get("vision_feature_select_strategy", "default")
-        extra = int(getattr(image_processor, "num_additional_image_tokens", None) or 1)
-        return VisualTokens(
-            token, int(token_id), marker, "patches", patch_size=patch, extra_tokens=extra - (strategy == "default")
-        )
     raise D_MEDIA_MODEL.error(
         f"openmind cannot tell how many visual tokens a {model_type!r} model uses per image "
-        "(supported: the Qwen2-VL family, LLaVA 1.5)",
+        "(supported: the Qwen2-VL family; LLaVA's official templates take content-part lists, which the "
+        "text templates do not render yet)",
         location="config.json",
     )
 

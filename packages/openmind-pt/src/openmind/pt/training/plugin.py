@@ -92,7 +92,7 @@ VL_TRAINER = TrainerSpec(
     impl="openmind.pt.training.vl:VLSFTTrainer",
     requires=(*_BASE, "openmind-mm>=2.0", "pillow>=9"),
     finetuning_types=("full", "freeze", "lora"),
-    note="AutoModelForImageTextToText (Qwen2-VL family, LLaVA); images only; no packing",
+    note="AutoModelForImageTextToText (Qwen2-VL family); images only; no packing",
     description="Vision-language SFT on transformers' Trainer (LoRA on the language model by default).",
 )
 

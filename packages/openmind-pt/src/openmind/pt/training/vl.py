@@ -1,5 +1,6 @@
-"""Vision-language SFT (``mm-sft``) on transformers: Qwen2-VL / Qwen2.5-VL, LLaVA and other
-``AutoModelForImageTextToText`` models.
+"""Vision-language SFT (``mm-sft``) on transformers' ``AutoModelForImageTextToText``: the Qwen2-VL
+family (the data preparation knows its visual tokens; the module names below also cover LLaVA-style
+models).
 
 The data comes prepared from the plan (openmind-data's multimodal preparation: visual tokens
 expanded, labels over assistant turns only, pixel inputs cached); this module loads the model,
