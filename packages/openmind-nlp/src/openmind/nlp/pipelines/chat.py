@@ -92,6 +92,8 @@ class ChatPipeline(GenerativeWrapper):
     """
 
     task = "chat"
+    #: openmind's own task: its message, whatever the return_format
+    listed = False
     options = ("system", "tools", "template", "model_group")
     accepts = "a string, a list of {role, content} messages"
     record_keys = ("messages", "input", "text", "prompt")
