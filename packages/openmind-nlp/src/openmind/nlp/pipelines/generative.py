@@ -149,7 +149,13 @@ class GenerativeWrapper(PipelineWrapper):
             return 1  # the decoder's start token (transformers counts the decoder's sequence)
         if isinstance(prompt, str):
             return len(self.backend.tokenizer(prompt)["input_ids"])
-        return len(prompt)
+        if isinstance(prompt, (list, tuple)):
+            return len(prompt)
+        raise I_BAD_PARAM.error(
+            f"max_length / min_length are not supported by task {self.task!r} (its prompts are not plain token ids)",
+            location="max_length",
+            hint="Use max_new_tokens / min_new_tokens.",
+        )
 
     def _sampling(self, call: GenerationParams) -> bool:
         if call.do_sample is not None:
