@@ -70,6 +70,7 @@ FIRST_PARTY: dict[str, dict[str, object]] = {
             "automatic-speech-recognition",
             "audio-classification",
             "text-to-speech",
+            "mm-chat",
         ),
         "trainers": ("pt", "sft", "rm", "dpo", "kto", "orpo", "simpo", "grpo"),
     },
