@@ -72,7 +72,7 @@ FIRST_PARTY: dict[str, dict[str, object]] = {
             "text-to-speech",
             "mm-chat",
         ),
-        "trainers": ("pt", "sft", "rm", "dpo", "kto", "orpo", "simpo", "grpo"),
+        "trainers": ("pt", "sft", "rm", "dpo", "kto", "orpo", "simpo", "grpo", "mm-sft"),
     },
     "openmind-webui": {
         "extra": "webui",
