@@ -64,9 +64,9 @@ def wrapper_for(stage: str, registry: Any = None):
     spec = registry.find("trainer-wrapper", task.name)
     missing = []
     if spec is None:
-        missing.append(f"a trainer wrapper (TrainerWrapperSpec(task={task.name!r}))")
+        missing.append(f"trainer wrapper (TrainerWrapperSpec(task={task.name!r}))")
     if not registry.trainers_for(task.name):
-        missing.append(f"a framework trainer (TrainerSpec(task={task.name!r}, framework=...))")
+        missing.append(f"framework trainer (TrainerSpec(task={task.name!r}, framework=...))")
     if missing:
         raise T_NOT_TRAINABLE.error(
             f"training task {task.name!r} (registered by {task.component or 'a plugin'}) cannot be trained yet: "
