@@ -70,9 +70,9 @@ def openmind_register_trainers(register):
                 backend=BACKEND,
                 impl=impl,
                 requires=REQUIRES,
-                finetuning_types=("full", "lora"),
+                finetuning_types=("full", "freeze", "lora"),
                 note=NOTE,
-                description=f"{stage} on MindSpore: compiled training step, AdamW, LoRA in PEFT format",
+                description=f"{stage} on MindSpore: compiled training step, AdamW, freeze, LoRA in PEFT format, packing",
             )
         )
 
