@@ -89,9 +89,9 @@ class MindSporeTrainer(FrameworkTrainer):
 
             engine = "--fsdp" if t.fsdp else "--deepspeed"
             raise T_DISTRIBUTED.error(
-                f"{engine} is a PyTorch engine (accelerate); MindSpore trains data-parallel through msrun",
+                f"{engine} is a PyTorch engine (accelerate); the native MindSpore trainer trains in one process",
                 location="fsdp" if t.fsdp else "deepspeed",
-                hint="Drop it and use --nproc N on MindSpore, or train with --framework pt.",
+                hint="Train with --framework pt for FSDP / DeepSpeed.",
             )
         if t.nnodes > 1:
             from openmind.core.training.errors import T_DISTRIBUTED
@@ -101,8 +101,8 @@ class MindSporeTrainer(FrameworkTrainer):
                 location="nnodes",
                 hint="Use --framework pt for multi-node runs.",
             )
-        if t.nproc > 1 and not os.environ.get("RANK_ID"):
-            pass  # launch_command relaunches through msrun
+        if t.nproc > 1:
+            raise _no_data_parallel(t.nproc)
         from openmind.ms.training.schedule import SCHEDULES
 
         if t.lr_scheduler_type not in SCHEDULES:
@@ -483,32 +483,29 @@ class MindSporeTrainer(FrameworkTrainer):
     # ---- launcher and export ---------------------------------------------------------------
     @classmethod
     def launch_command(cls, args: Any, argv: list[str]) -> list[str] | None:
-        """``msrun`` relaunch for ``nproc > 1`` (MindSpore's own launcher; Ascend/GPU targets)."""
+        """No relaunch: ``nproc > 1`` is refused before anything starts (see :func:`_no_data_parallel`)."""
         n = int(args.training.nproc)
-        if n <= 1 or os.environ.get("RANK_ID") is not None:
-            return None
-        if shutil.which("msrun") is None:
-            raise T_BAD_SETUP.error(
-                f"nproc={n} relaunches through msrun, which is not on PATH",
-                location="nproc",
-                hint="pip install mindspore",
-            )
-        return [
-            "msrun",
-            f"--worker_num={n}",
-            f"--local_worker_num={n}",
-            "--join=True",
-            f"--log_dir={os.path.join(args.training.output_dir or '.', 'msrun_logs')}",
-            sys.executable,
-            "-m",
-            "openmind.core.cli.main",
-            "train",
-            *argv,
-        ]
+        if n > 1:
+            raise _no_data_parallel(n)
+        return None
 
     @classmethod
     def export(cls, args: Any) -> Path:
         return export_model(args)
+
+
+def _no_data_parallel(n: int):
+    """OM-T014 for ``--nproc > 1``: the native trainer has no data-parallel step yet (no gradient
+    all-reduce, no sharded sampler, every rank would write the run folder). msrun itself works on
+    CPU (2 processes, AllReduce over its TCP cluster, measured); the trainer's part is what is missing."""
+    from openmind.core.training.errors import T_DISTRIBUTED
+
+    return T_DISTRIBUTED.error(
+        f"nproc={n}: the native MindSpore trainer trains in one process; data-parallel training through "
+        "msrun is not implemented yet",
+        location="nproc",
+        hint="Drop --nproc (or use --nproc 1) on MindSpore, or train with --framework pt (torchrun, FSDP, DeepSpeed).",
+    )
 
 
 def _complete_checkpoints(out: Path) -> list[Path]:
