@@ -645,3 +645,123 @@ def tiny_sam(folder: str | os.PathLike, seed: int = 0) -> Path:
     )
     SamProcessor(image_processor=processor).save_pretrained(folder)
     return folder
+
+
+def tiny_mt5(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny ``MT5ForConditionalGeneration`` (no task prefixes, as mT5 ships)
+    with a T5 tokenizer on a real SentencePiece model (see :func:`t5_tokenizer`)."""
+    import torch
+    from transformers import MT5Config, MT5ForConditionalGeneration
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = t5_tokenizer(folder)
+    config = MT5Config(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        d_ff=64,
+        d_kv=16,
+        num_layers=2,
+        num_heads=2,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    MT5ForConditionalGeneration(config).save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def marian_tokenizer(folder: str | os.PathLike) -> Any:
+    """A ``MarianTokenizer`` whose source and target SentencePiece models are a real one (Mistral's
+    v1, package ``mistral_common``; no PyPI package ships an OPUS-MT ``source.spm``), with the
+    ``vocab.json`` of its pieces plus Marian's ``<pad>``."""
+    import json
+    import shutil
+    import tempfile
+
+    from transformers import MarianTokenizer
+
+    from openmind.nlp.testing.assets import mistral_tokenizer_model
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model = str(mistral_tokenizer_model())
+    for name in ("source.spm", "target.spm"):
+        shutil.copy(model, folder / name)
+    with tempfile.TemporaryDirectory() as pieces:  # the model's pieces, read by transformers' converter
+        vocab = dict(sorted(t5_tokenizer(pieces).get_vocab().items(), key=lambda kv: kv[1]))
+    vocab.setdefault("<pad>", len(vocab))
+    (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    tokenizer = MarianTokenizer(str(folder / "source.spm"), str(folder / "target.spm"), str(folder / "vocab.json"))
+    tokenizer.save_pretrained(folder)
+    return tokenizer
+
+
+def tiny_marian(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny ``MarianMTModel`` (OPUS-MT's architecture) with
+    :func:`marian_tokenizer`."""
+    import torch
+    from transformers import MarianConfig, MarianMTModel
+
+    folder = Path(folder)
+    tokenizer = marian_tokenizer(folder)
+    config = MarianConfig(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=128,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+        forced_eos_token_id=tokenizer.eos_token_id,
+    )
+    torch.manual_seed(seed)
+    MarianMTModel(config).save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def tiny_vits(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny ``VitsModel`` (MMS-TTS's architecture) with a character-level
+    ``VitsTokenizer`` built here (no PyPI package ships an MMS-TTS vocabulary)."""
+    import json
+
+    import torch
+    from transformers import VitsConfig, VitsModel, VitsTokenizer
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    chars = list(" abcdefghijklmnopqrstuvwxyz'.,!?-")
+    vocab = {"<pad>": 0, **{c: i + 1 for i, c in enumerate(chars)}}
+    (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    tokenizer = VitsTokenizer(str(folder / "vocab.json"), add_blank=True, normalize=True, phonemize=False)
+    tokenizer.save_pretrained(folder)
+    config = VitsConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        ffn_dim=32,
+        flow_size=16,
+        spectrogram_bins=17,
+        upsample_initial_channel=16,
+        upsample_rates=[4, 4],
+        upsample_kernel_sizes=[8, 8],
+        resblock_kernel_sizes=[3],
+        resblock_dilation_sizes=[[1, 3]],
+        prior_encoder_num_flows=2,
+        prior_encoder_num_wavenet_layers=2,
+        posterior_encoder_num_wavenet_layers=2,
+        duration_predictor_num_flows=2,
+        duration_predictor_filter_channels=16,
+        depth_separable_num_layers=2,
+        sampling_rate=16000,
+    )
+    torch.manual_seed(seed)
+    VitsModel(config).save_pretrained(folder, safe_serialization=True)
+    return folder

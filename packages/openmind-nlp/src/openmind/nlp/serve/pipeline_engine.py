@@ -284,14 +284,67 @@ class PipelineEngine:
         return results  # type: ignore[return-value]
 
 
-def build_engine(ns: Any) -> PipelineEngine:
+class TaskEngine:
+    """Serve one registered task pipeline (e.g. openmind-mm's ``text2image``) to the routes that
+    declare the task (:attr:`~openmind.core.specs.RouteSpec.tasks`).
+
+    A route submits ``Job(kind=TASK, prompt=(inputs, params))``; the engine calls
+    ``pipeline(inputs, **params)`` on the scheduler's worker thread (one job at a time: the
+    scheduler's queue, timeout and cancellation apply) and returns the pipeline's output as
+    :attr:`Result.value`, so the route answers exactly what the pipeline returns.
+    """
+
+    adapters: tuple[str, ...] = ()
+    context_length = None
+
+    def __init__(self, *, name: str, task: str, pipeline: Any) -> None:
+        self.name = name
+        self.task = task
+        self.pipeline = pipeline
+        self.kinds = frozenset({task})
+
+    def prepare(self, job: Job) -> int:
+        job.prepared = job.prompt
+        return 0
+
+    def batch_key(self, job: Job) -> Any:
+        return id(job)  # each request alone: its own parameters, seed and size
+
+    def run_batch(self, jobs: list[Job]) -> list[Result | BaseException]:
+        from openmind.core.errors import OpenMindError
+
+        out: list[Result | BaseException] = []
+        for job in jobs:
+            inputs, params = job.prepared
+            try:
+                out.append(Result(value=self.pipeline(inputs, **params)))
+            except OpenMindError as exc:
+                out.append(exc)
+        return out
+
+
+def served_tasks() -> dict[str, list[str]]:
+    """task -> the registered routes that serve its pipeline (:attr:`RouteSpec.tasks`)."""
+    from openmind.core.plugins import get_registry
+
+    registry = get_registry()
+    served: dict[str, list[str]] = {}
+    for route in registry.routes():
+        for task in route.tasks:
+            served.setdefault(registry.task(task).name, []).append(route.label())
+    return served
+
+
+def build_engine(ns: Any) -> PipelineEngine | TaskEngine:
     """Build the engine from resolved unified arguments (``model``, ``template``, ``deploy`` groups)."""
     from openmind.core.api import infer_task
     from openmind.core.errors import OpenMindError
+    from openmind.core.pipelines.model import resolve_model_dir as resolve_any
     from openmind.nlp.pipelines.model import resolve_model_dir
 
     m = ns.model
-    folder = resolve_model_dir(m.model, allow_pickle=m.allow_pickle, revision=m.revision, hub=m.hub)
+    # any model layout first (a diffusers folder has no tokenizer at its top): the task decides
+    folder = resolve_any(m.model, allow_pickle=m.allow_pickle, revision=m.revision, hub=m.hub)
     common = dict(
         framework=m.framework,
         device=m.device,
@@ -306,12 +359,22 @@ def build_engine(ns: Any) -> PipelineEngine:
     from openmind import pipeline
 
     name = ns.deploy.served_model_name or os.path.basename(os.path.normpath(folder.path))
+    served = served_tasks()
+    if task not in ("chat", "text-generation", "text2emb") and task in served:
+        if m.adapter or ns.deploy.lora_adapters:
+            raise S_BAD_ADAPTER.error(
+                f"model {m.model!r} is a {task!r} model: LoRA adapters are served for generative models only",
+                location="--adapter" if m.adapter else "--lora-adapters",
+            )
+        return TaskEngine(name=name, task=task, pipeline=pipeline(task, model=folder.path, **common))
+    if task not in ("chat", "text-generation", "text2emb"):
+        also = "".join(f", {t} ({', '.join(routes)})" for t, routes in sorted(served.items()))
+        raise S_NOT_SERVABLE.error(
+            f"model {m.model!r} is a {task!r} model; the server serves chat, completions and embeddings{also}"
+        )
+    folder = resolve_model_dir(folder.path, allow_pickle=m.allow_pickle)  # NLP: a tokenizer too
     if task == "text2emb":
         return PipelineEngine(name=name, embedder=pipeline("text2emb", model=folder.path, **common))
-    if task not in ("chat", "text-generation"):
-        raise S_NOT_SERVABLE.error(
-            f"model {m.model!r} is a {task!r} model; the server serves chat, completions and embeddings"
-        )
     options: dict[str, Any] = {"adapter": m.adapter, **common}
     t = ns.template
     generator = None
