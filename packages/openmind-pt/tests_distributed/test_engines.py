@@ -125,6 +125,33 @@ def test_sigkill_then_resume_is_exact(engine, tiny_dir, sft_file, work, env, eng
     assert partial.is_file()  # rewritten, complete this time
 
 
+def test_killing_the_launcher_stops_the_workers(tiny_dir, sft_file, work, env):
+    """SIGKILL of `openmind train --nproc 2` alone (not its process tree): torchrun, told by the kernel
+    that its parent died, stops both workers; nothing goes on training into the run folder."""
+    import signal
+
+    from openmind.core.training.layout import CHECKPOINT_MARKER
+    from openmind.nlp.testing.resume import descendants, is_alive
+
+    run = work / "orphans"
+    cmd = train_command(
+        tiny_dir, sft_file, run, "--max-steps", "400", "--save-steps", "2", "--seed", "3", *ENGINES["fsdp"][:4]
+    )
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 600
+    while not (run / "checkpoint-2" / CHECKPOINT_MARKER).exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    job = descendants(proc.pid)
+    assert len(job) >= 3, job  # torchrun and its 2 workers
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    deadline = time.time() + 90
+    while any(is_alive(pid) for pid in job) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in job if is_alive(pid)]
+    assert not (run / "train_summary.json").exists()
+
+
 def test_two_nodes_equal_one_node_two_processes(tiny_dir, sft_file, work, env):
     from openmind.pt.training.launch import free_port
 

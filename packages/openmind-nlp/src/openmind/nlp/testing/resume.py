@@ -62,7 +62,7 @@ def kill_after_checkpoint(
     deadline = time.time() + timeout
     while not marker.exists() and proc.poll() is None and time.time() < deadline:
         time.sleep(0.02)
-    victims = [proc.pid, *_descendants(proc.pid)] if group else [proc.pid]
+    victims = [proc.pid, *descendants(proc.pid)] if group else [proc.pid]
     for pid in victims:
         try:
             os.kill(pid, signal.SIGKILL)
@@ -71,13 +71,13 @@ def kill_after_checkpoint(
     proc.wait(timeout=60)
     if group:  # the workers are not our children: wait until they are gone
         deadline = time.time() + 60
-        while any(_alive(pid) for pid in victims[1:]) and time.time() < deadline:
+        while any(is_alive(pid) for pid in victims[1:]) and time.time() < deadline:
             time.sleep(0.05)
     assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
     assert marker.exists() and not (run / "train_summary.json").exists()
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
     """Every live descendant of ``pid`` (from ``/proc/*/stat``)."""
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -94,7 +94,7 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
-def _alive(pid: int) -> bool:
+def is_alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
