@@ -139,6 +139,10 @@ def infer_media_task(model_dir: str | os.PathLike) -> str | None:
     if kind != "processor":
         return None
     config = read_config(model_dir)
+    from openmind.mm.vl.groups import vl_group_of
+
+    if vl_group_of(config) is not None:
+        return "mm-chat"
     processor = {}
     for file in PROCESSOR_FILES:
         try:

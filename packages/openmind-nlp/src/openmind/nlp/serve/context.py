@@ -241,7 +241,10 @@ class ServeContext:
         try:
             job.prompt_tokens = self.engine.prepare(job)
         except OpenMindError as exc:
-            param = exc.location if exc.location in REQUEST_FIELDS else ("messages" if job.kind == "chat" else None)
+            located = exc.location in REQUEST_FIELDS or (
+                job.kind == "chat" and str(exc.location).startswith("messages[")
+            )
+            param = exc.location if located else ("messages" if job.kind == "chat" else None)
             raise ApiError(400, f"[{exc.code}] {exc.message}", param=param) from None
         where = "messages" if job.kind == "chat" else ("input" if job.kind == "embedding" else "prompt")
         if job.prompt_tokens > self.settings.limits.max_prompt_tokens:

@@ -93,7 +93,7 @@ class PipelineEngine:
         kinds = set()
         if generator is not None:
             kinds.add("completion")
-            if getattr(generator, "task", "") == "chat":
+            if _is_chat(getattr(generator, "task", "")):
                 kinds.add("chat")
         if embedder is not None:
             kinds.add("embedding")
@@ -181,7 +181,10 @@ class PipelineEngine:
             ids = wrapper.prompt(conversation, overrides)
             job.prepared = ids
             self._check_controls(job)
-            return len(ids)
+            if isinstance(ids, (list, tuple, str)):
+                return len(ids)
+            # a prompt object of another chat wrapper (images: its backend counts the visual tokens)
+            return len(wrapper.backend.encode(ids))
         if job.kind == "completion":
             tokenizer = self.generator.backend.tokenizer
             self._check_controls(job)
@@ -335,6 +338,23 @@ def served_tasks() -> dict[str, list[str]]:
     return served
 
 
+def _is_chat(task: str) -> bool:
+    """``chat`` and the tasks of other chat wrappers (``mm-chat``: a ``chat``-capable task whose
+    wrapper renders messages itself), never the chat-style instruction tasks (summarization ...)."""
+    if task == "chat":
+        return True
+    if not task:
+        return False
+    from openmind.core.plugins import get_registry
+
+    registry = get_registry()
+    return task in registry.tasks_with("chat") and task not in _INSTRUCTION_TASKS
+
+
+#: chat-capable tasks that are instructions on a chat model, not a conversation API
+_INSTRUCTION_TASKS = ("summarization", "translation")
+
+
 def build_engine(ns: Any) -> PipelineEngine | TaskEngine:
     """Build the engine from resolved unified arguments (``model``, ``template``, ``deploy`` groups)."""
     from openmind.core.api import infer_task
@@ -367,7 +387,7 @@ def build_engine(ns: Any) -> PipelineEngine | TaskEngine:
                 location="--adapter" if m.adapter else "--lora-adapters",
             )
         return TaskEngine(name=name, task=task, pipeline=pipeline(task, model=folder.path, **common))
-    if task not in ("chat", "text-generation", "text2emb"):
+    if task not in ("chat", "text-generation", "text2emb") and not _is_chat(task):
         also = "".join(f", {t} ({', '.join(routes)})" for t, routes in sorted(served.items()))
         raise S_NOT_SERVABLE.error(
             f"model {m.model!r} is a {task!r} model; the server serves chat, completions and embeddings{also}"
@@ -375,6 +395,23 @@ def build_engine(ns: Any) -> PipelineEngine | TaskEngine:
     folder = resolve_model_dir(folder.path, allow_pickle=m.allow_pickle)  # NLP: a tokenizer too
     if task == "text2emb":
         return PipelineEngine(name=name, embedder=pipeline("text2emb", model=folder.path, **common))
+    if task != "chat" and _is_chat(task):
+        # another chat wrapper (openmind-mm's mm-chat for vision-language folders): it takes the
+        # request's messages as they are (image parts too) and its own serving arguments
+        t = ns.template
+        generator = pipeline(
+            task,
+            model=folder.path,
+            system=t.system,
+            template=t.template,
+            model_group=m.model_group,
+            adapter=m.adapter,
+            **common,
+        )
+        configure = getattr(generator, "configure_serving", None)
+        if configure is not None:
+            configure(ns)
+        return PipelineEngine(name=name, generator=generator, primary_adapter=bool(m.adapter))
     options: dict[str, Any] = {"adapter": m.adapter, **common}
     t = ns.template
     generator = None

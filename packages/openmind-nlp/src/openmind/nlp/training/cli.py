@@ -14,7 +14,7 @@ from openmind.core.cli.command import Command
 from openmind.core.errors import A_MISSING
 from openmind.core.training.errors import T_EXPORT, T_LAUNCH
 from openmind.core.training.layout import is_worker_process
-from openmind.core.training.wrapper import GROUPS, wrapper_for
+from openmind.core.training.wrapper import GROUPS, stage_for_model, wrapper_for
 
 
 class TrainCommand(Command):
@@ -40,6 +40,8 @@ A run folder holds: the model or adapter, checkpoint-N/, train_summary.json, los
 
     def run(self, args: argparse.Namespace) -> int:
         ns = self.resolve(args)
+        # sft on a vision-language model folder trains as mm-sft (when openmind-mm registers it)
+        ns.finetuning.stage = stage_for_model(ns.finetuning.stage, ns.model.model)
         spec = wrapper_for(ns.finetuning.stage)  # OM-T012 for a registered task nothing can train
         wrapper = spec.load()(ns)
         t = ns.training
