@@ -184,12 +184,6 @@ def test_errors_before_the_first_step(tiny_dir, sft_file, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    reason="known regression after the wave-2 merges (2026-12-01): on MindSpore the LoRA stage from the full-SFT "
-    "base ends at loss 0.147 after 300 steps (it reached ~0.003 before) and the rotate EM stays < 0.9; the full-SFT "
-    "stage still learns (loss 0.0026). Tracked in the closing note; remove this mark with the fix.",
-    strict=False,
-)
 def test_full_sft_then_lora_learn_through_the_chat_pipeline(tmp_path):
     """The PyTorch suite's "it really learns" procedure, same data and hyper-parameters, on MindSpore."""
     from openmind.pt.testing import tiny_llama

@@ -428,6 +428,22 @@ def load_file(path: str | os.PathLike) -> dict[str, Any]:
     return load_file_lines(path)[0]
 
 
+def _is_group_section(key: Any, value: Any) -> bool:
+    """Whether ``key: {...}`` in an argument file is a group section: a built-in group, or one a
+    plugin registered (e.g. openmind-mm's ``multimodal``; run folders save every group)."""
+    if not isinstance(value, dict):
+        return False
+    if key in GROUPS:
+        return True
+    from openmind.core.plugins import get_registry
+    from openmind.core.specs import ArgumentGroupSpec
+
+    try:
+        return get_registry().find(ArgumentGroupSpec.kind, str(key)) is not None
+    except Exception:  # noqa: BLE001 - no registry (a broken plugin): plain keys
+        return False
+
+
 def _key_lines(text: str, suffix: str) -> dict[str, int]:
     """1-based line of each key (top level, and one level down for group sections)."""
     lines: dict[str, int] = {}
@@ -448,7 +464,7 @@ def _key_lines(text: str, suffix: str) -> dict[str, int]:
         return lines
     for key, value in node.value:
         lines.setdefault(str(key.value), key.start_mark.line + 1)
-        if key.value in GROUPS and isinstance(value, yaml.MappingNode):
+        if isinstance(value, yaml.MappingNode) and _is_group_section(key.value, {}):
             for sub, _ in value.value:
                 lines.setdefault(str(sub.value), sub.start_mark.line + 1)
     return lines
@@ -484,7 +500,7 @@ def load_file_lines(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, 
         )
     flat: dict[str, Any] = {}
     for key, value in data.items():
-        if key in GROUPS and isinstance(value, dict):
+        if _is_group_section(key, value):
             flat.update(value)
         else:
             flat[key] = value

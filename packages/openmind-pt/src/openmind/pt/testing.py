@@ -764,6 +764,7 @@ def tiny_vits(folder: str | os.PathLike, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     VitsModel(config).save_pretrained(folder, safe_serialization=True)
+    return folder
 
 
 def _fix_processor_class(folder: Path, name: str) -> None:
