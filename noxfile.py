@@ -164,8 +164,9 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
         ],
     ),
     # the web UI drives chat, `openmind train` and `openmind deploy` on a tiny Llama from a browser
+    # (and chat with an image on a tiny Qwen2-VL: openmind-mm)
     "webui": (
-        ["core", "nlp", "data", "pt", "webui"],
+        ["core", "nlp", "data", "mm", "pt", "webui"],
         ["gradio", "playwright", "wordllama", "tensorboard", "matplotlib", "fastapi", "uvicorn", "httpx", "openai"],
     ),
 }

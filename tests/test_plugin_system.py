@@ -58,6 +58,7 @@ def test_every_shipped_package_is_a_plugin():
         "nlp-eval": "openmind-nlp",
         "data": "openmind-data",
         "mm": "openmind-mm",
+        "mm-serve": "openmind-mm",
         "pt": "openmind-pt",
         "pt-training": "openmind-pt",
         "ms": "openmind-ms",

@@ -12,7 +12,7 @@ from openmind.core.errors import OpenMindError
 
 #: every first-party plugin except the core's own
 OTHERS = (
-    "nlp,nlp-templates,nlp-training,nlp-serve,nlp-eval,data,mm,pt,pt-training,pt-quickstart,ms,ms-mindformers,"
+    "nlp,nlp-templates,nlp-training,nlp-serve,nlp-eval,data,mm,mm-serve,pt,pt-training,pt-quickstart,ms,ms-mindformers,"
     "testplugin"
 )
 
@@ -65,7 +65,8 @@ def test_table_words_the_hints():
     assert D.command_provider("data") == "openmind-data"
     assert D.command_provider("nope") is None
     assert D.providers("pipelines", "chat") == ["openmind-pt", "openmind-ms"]
-    assert D.providers("pipelines", "fill-mask") == ["openmind-pt"]
+    assert D.providers("pipelines", "fill-mask") == ["openmind-pt", "openmind-ms"]
+    assert D.providers("pipelines", "question-answering") == ["openmind-pt"]
     assert D.install_hint("openmind-ms") == 'pip install "openmind[ms]"'
 
 

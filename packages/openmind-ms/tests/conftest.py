@@ -118,6 +118,14 @@ def seq_cls_model_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def masked_lm_model_dir(tmp_path_factory):
+    """A tiny BertForMaskedLM saved by transformers (decoder tied to the word embeddings)."""
+    from openmind.pt.testing import tiny_bert
+
+    return tiny_bert(tmp_path_factory.mktemp("mlm"), head="BertForMaskedLM")
+
+
+@pytest.fixture(scope="session")
 def torch_models():
     """Raw transformers models by folder, loaded once (the PyTorch side of the equality tests)."""
     cache = {}

@@ -54,6 +54,22 @@ class _Reference:
         mask = BertModel.extended_mask(np.ones_like(ids))
         return model(Tensor(ids), Tensor(types), Tensor(positions), Tensor(mask)).asnumpy()[0].tolist()
 
+    def reference_mask_logits(self, model_dir, text):
+        from mindspore import Tensor
+        from transformers import AutoTokenizer
+
+        from openmind.ms.models.bert import BertModel
+
+        model = self.models(model_dir, "masked-lm")
+        tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+        enc = tokenizer(text)
+        ids = np.array([enc["input_ids"]], np.int32)
+        types = np.array([enc["token_type_ids"]], np.int32)
+        positions = np.arange(ids.shape[1], dtype=np.int32)[None]
+        mask = BertModel.extended_mask(np.ones_like(ids))
+        logits = model(Tensor(ids), Tensor(types), Tensor(positions), Tensor(mask)).asnumpy()[0]
+        return logits[enc["input_ids"].index(tokenizer.mask_token_id)].tolist()
+
 
 class TestChat(_Reference, C.ChatConformance):
     pass
@@ -76,6 +92,10 @@ class TestText2Emb(_Reference, C.Text2EmbConformance):
 
 
 class TestTextClassification(_Reference, C.TextClassificationConformance):
+    pass
+
+
+class TestFillMask(_Reference, C.FillMaskConformance):
     pass
 
 

@@ -6,7 +6,7 @@
 * native == official Jinja over a case matrix per family/revision (tools, tool results, thinking);
 * ``encode()`` ids equal ``apply_chat_template(tokenize=True)``; label masks equal across the
   native and the Jinja paths;
-* Mistral: token for token what ``mistral_common`` encodes (v1, v3 with tools, v7);
+* Mistral: token for token what ``mistral_common`` encodes (v1, v3 with tools, v3-tekken with tools, v7);
 * LLaMA-Factory template names resolve as aliases.
 """
 
@@ -194,6 +194,50 @@ def test_llama31_builtin_tools_and_date_header():
     assert "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|>" in text
 
 
+LLAMA4_TOOLS = [
+    SYSTEM,
+    {"role": "user", "content": "  Weather in Paris?  "},
+    {"role": "assistant", "content": "", "tool_calls": [_call({"city": "Paris"})]},
+    {"role": "tool", "content": '{"temp": 21}'},
+    {"role": "assistant", "content": "21 °C."},
+    {"role": "user", "content": "And Rome and Zürich?"},
+    {"role": "assistant", "content": "Both:", "tool_calls": [_call('{"city": "Rome"}'), _call({"city": "Zürich"})]},
+    {"role": "ipython", "content": '{"temp": 25}'},
+]
+
+
+@pytest.mark.parametrize("generation", [False, True], ids=["no-gen", "gen"])
+@pytest.mark.parametrize("stem", ["llama4", "llama4-transformers"])
+def test_llama4_tools_equal_official(stem, generation):
+    for messages in (LLAMA4_TOOLS, LLAMA4_TOOLS[1:], LLAMA4_TOOLS[:2], LLAMA4_TOOLS[:5]):
+        for extra in ({}, {"tools_in_user_message": False}, {"custom_tools": [WEATHER]}):
+            tools = None if "custom_tools" in extra else [WEATHER]
+            expected, got = render_both(stem, messages, tools=tools, add_generation_prompt=generation, **extra)
+            assert got == expected
+            if messages[0] is SYSTEM:
+                assert "Environment: ipython\n" in got
+    # tool calls and results without a tools list
+    expected, got = render_both(stem, LLAMA4_TOOLS, add_generation_prompt=generation)
+    assert got == expected and '<|python_end|>{"name": "get_weather", "parameters": {"city": "Paris"}}<|eot|>' in got
+    assert "<|header_start|>ipython<|header_end|>\n\n" + json.dumps(json.dumps({"temp": 21})) in got
+    # the official text fails on an OpenAI-style call without content; native renders it empty
+    openai_call = [U1, {"role": "assistant", "content": None, "tool_calls": [_call({"city": "Paris"})]}]
+    expected, got = render_both(stem, openai_call)
+    assert isinstance(expected, OpenMindError)
+    assert got == render_both(stem, [U1, {**openai_call[1], "content": ""}])[0]
+
+
+def test_llama4_tool_calls_are_trained_and_parse_back():
+    from openmind.nlp.templates.toolcalls import get_tool_parser
+
+    template = load_template("llama4")
+    trained = "".join(text for text, on in template.segments(LLAMA4_TOOLS[:5], tools=[WEATHER]) if on)
+    call = '{"name": "get_weather", "parameters": {"city": "Paris"}}'
+    assert trained == "<|python_start|><|python_end|>" + call + "<|eot|>21 °C.<|eot|>"
+    parsed = get_tool_parser(template.tool_parser).parse(call)
+    assert [(c.name, json.loads(c.arguments)) for c in parsed.calls] == [("get_weather", {"city": "Paris"})]
+
+
 MISTRAL_TOOLS = [
     SYSTEM,
     {"role": "user", "content": "Weather in Paris?"},
@@ -265,6 +309,81 @@ def test_vision_language_text_part_equals_official(stem, generation):
         assert native.render(copy.deepcopy(messages), tools=tools, add_generation_prompt=generation) == expected
     # a VL folder's own template is never swapped for the text-only renderer
     assert isinstance(template_for_source(source(stem), special(stem)), JinjaTemplate)
+
+
+# ---- the fast render path renders what the full path renders -----------------------------------
+
+_CALL = {"role": "assistant", "content": None, "tool_calls": [_call({"city": "Paris"})]}
+EDGE_CASES = {
+    **MATRIX,
+    "only-system": [SYSTEM],
+    "system-late": [U1, A1, SYSTEM, U2],
+    "empty-contents": [EMPTY_SYSTEM, U1, {"role": "assistant", "content": ""}, {"role": "user", "content": ""}],
+    "empty-system-late": [U1, A1, EMPTY_SYSTEM, U2],
+    "two-users": [U1, U2],
+    "starts-with-assistant": [A1, U1],
+    "tool-call": [U1, _CALL],
+    "tool-call-with-text": [U1, {**_CALL, "content": "Let me check."}],
+    "tool-call-none": [U1, {**A1, "tool_calls": None}],
+    "tool-result": [U1, _CALL, {"role": "tool", "tool_call_id": "abc123def", "content": '{"temp": 21}'}, A1],
+    "ipython": [U1, _CALL, {"role": "ipython", "content": '{"temp": 21}'}],
+    "reasoning-in-content": [U1, {"role": "assistant", "content": "<think>\nhm\n</think>\n\nParis."}],
+    "reasoning-key": [U1, {**A1, "reasoning_content": "hm"}, U2, {**A2, "thinking": "hmm"}],
+    "metadata": [{**U1, "metadata": "m"}, A1],
+    "tools-key": [{**SYSTEM, "tools": [WEATHER]}, U1],
+    "unknown-role": [{"role": "robot", "content": "hi"}],
+    "no-role": [{"content": "hi"}],
+    "none-content": [{"role": "user", "content": None}],
+    "list-content": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+    "not-a-dict": [U1, "hello"],
+    "empty": [],
+}
+
+
+def _native_names() -> list[str]:
+    from openmind.nlp.templates.native import NativeTemplate
+
+    names = []
+    for spec in get_registry().all(TemplateSpec):
+        try:
+            if isinstance(load_template(spec.name), NativeTemplate):
+                names.append(spec.name)
+        except OpenMindError:  # a template whose requirements are not installed
+            continue
+    return sorted(set(names))
+
+
+def _outcome(fn):
+    try:
+        return fn()
+    except OpenMindError as exc:
+        return ("error", exc.code)
+    except Exception as exc:
+        return ("error", type(exc).__name__)
+
+
+@pytest.mark.parametrize("name", _native_names())
+def test_fast_render_equals_the_full_path(name):
+    """``render`` takes a string-only fast path for plain conversations; whatever it renders or
+    refuses, the pieces ``build()`` makes (what ``segments``/``encode`` use) render and refuse alike."""
+    template = load_template(name)
+    for case, messages in EDGE_CASES.items():
+        for generation in (False, True):
+            for options in ({}, DATE, {"enable_thinking": False}, {"builtin_tools": ["brave_search"]}):
+                full = _outcome(
+                    lambda m=messages, g=generation, o=options: "".join(
+                        text for text, _ in template._pieces(copy.deepcopy(m), None, g, dict(o))
+                    )
+                )
+                got = _outcome(
+                    lambda m=messages, g=generation, o=options: template.render(
+                        copy.deepcopy(m), add_generation_prompt=g, **o
+                    )
+                )
+                assert got == full, (case, generation, options)
+    # the conversations above really take the fast path where the family has one
+    if template.fast is not None:
+        assert template.fast(copy.deepcopy(MATRIX["multi-ends-assistant"]), False, {**template.options, **DATE})
 
 
 # ---- LLaMA-Factory names ------------------------------------------------------------------------
@@ -389,7 +508,7 @@ def family_tokenizer(name: str):
 
     bos, eos = SPECIAL[name].get("bos_token"), SPECIAL[name]["eos_token"]
     tok = llama2_tokenizer(chat_template=source(name))
-    markers = set(load_template(name).stop_words) | {t for t in (bos, eos) if t}
+    markers = set(load_template(NATIVE.get(name, name)).stop_words) | {t for t in (bos, eos) if t}
     for text in source(name).replace('"', "'").split("'"):
         if text.startswith(("<|", "<｜", "[INST", "[/INST", "[SYSTEM", "[/SYSTEM", "[TOOL", "[AVAIL", "[/AVAIL")):
             if len(text) < 40 and " " not in text:
@@ -509,3 +628,31 @@ def test_mistral_v3_tool_tokens_equal_mistral_common(tmp_path):
             continue
         trained = tokenizer.decode([t for t, label in zip(encoded.input_ids, encoded.labels) if label != IGNORE_INDEX])
         assert "get_weather" in trained and "Weather in a city" not in trained
+
+
+def test_mistral_v3_tekken_tokens_equal_mistral_common():
+    """Mistral-Nemo's tekken tokenizer (``mistral_common``'s ``tekken_240718.json``, converted for
+    transformers by its own ``MistralConverter``): plain chats, a system prompt, tools, tool calls
+    and tool results encode to exactly the ids of ``encode_chat_completion``."""
+    pytest.importorskip("mistral_common")
+    import mistral_common
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+    from transformers import PreTrainedTokenizerFast
+    from transformers.integrations.mistral.tokenizer import MistralConverter
+
+    vocab = Path(mistral_common.__file__).parent / "data" / "tekken_240718.json"
+    reference = MistralTokenizer.from_file(str(vocab))
+    assert reference.instruct_tokenizer.tokenizer.version.value == "v3"  # tekken with the v3 instruct format
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=MistralConverter(str(vocab)).converted())
+    template = load_template("mistral-v3-tekken")
+    cases = [(PLAIN, None), (WITH_SYSTEM, None), (LONG, None)]
+    cases += [(MISTRAL_TOOLS, [WEATHER]), (MISTRAL_TOOLS[1:], [WEATHER]), (MISTRAL_TOOLS[:2], [WEATHER])]
+    for messages, tools in cases:
+        expected = reference.encode_chat_completion(_request(messages, tools)).tokens
+        encoded = template.encode(tokenizer, messages, tools=tools)
+        assert encoded.input_ids == expected
+        assert tokenizer(template.render(messages, tools=tools), add_special_tokens=False)["input_ids"] == expected
+        if messages is MISTRAL_TOOLS:  # the call and the answer are trained, the tool list and result are not
+            trained = tokenizer.decode([t for t, lab in zip(encoded.input_ids, encoded.labels) if lab != IGNORE_INDEX])
+            assert "get_weather" in trained and "21 degrees." in trained
+            assert "Weather in a city" not in trained and '"temp": 21' not in trained

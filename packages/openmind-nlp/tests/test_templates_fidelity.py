@@ -44,10 +44,14 @@ SPECIAL = {
     "gemma3": {"bos_token": "<bos>", "eos_token": "<eos>"},
     "internlm3": {"bos_token": "<s>", "eos_token": "</s>"},
     "deepseek-r1": {"bos_token": "<｜begin▁of▁sentence｜>", "eos_token": "<｜end▁of▁sentence｜>"},
+    "internlm2.5": {"bos_token": "<s>", "eos_token": "</s>"},
+    "llama4": {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot|>"},
+    "llama4-transformers": {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot|>"},
 }
 SOURCES = json.loads((DATA / "SOURCES.json").read_text(encoding="utf-8"))
-#: stored official templates that a native renderer reproduces (the stem names the renderer)
-OFFICIAL = sorted(Path(f).stem for f, meta in SOURCES.items() if meta["renderer"])
+#: stored official templates that a native renderer reproduces -> that renderer
+RENDERER = {Path(f).stem: meta["renderer"] for f, meta in SOURCES.items() if meta["renderer"]}
+OFFICIAL = sorted(RENDERER)
 
 SYSTEM = {"role": "system", "content": "You are a terse assistant. Answer in one line."}
 U1 = {"role": "user", "content": "What is the capital of France?"}
@@ -103,7 +107,7 @@ def official(name: str) -> JinjaTemplate:
 def both(name: str, messages, **kwargs):
     """(official render or its exception, native render or its exception)."""
     out = []
-    for template in (official(name), load_template(name)):
+    for template in (official(name), load_template(RENDERER.get(name, name))):
         try:
             out.append(template.render(copy.deepcopy(messages), **kwargs))
         except OpenMindError as exc:
@@ -114,7 +118,7 @@ def both(name: str, messages, **kwargs):
 def test_every_template_with_an_official_source_is_registered():
     assert set(OFFICIAL) == set(SPECIAL), "SPECIAL must list every stored official template"
     for name in OFFICIAL:
-        assert load_template(name).name == name
+        assert load_template(RENDERER[name]).name == RENDERER[name]
 
 
 @pytest.mark.parametrize("generation", [False, True], ids=["no-gen", "gen"])
@@ -144,22 +148,111 @@ def test_tools_equal_official(name, generation):
     assert got == expected and "<tool_response>" in got
 
 
+def _glm4_server_messages(messages, tools=None, tool_choice=None):
+    """What GLM-4's own OpenAI-compatible server hands its chat template for an OpenAI request:
+    ``process_messages`` of THUDM/GLM-4 ``basic_demo/openai_api_server.py`` at commit f887394 (the
+    last revision for glm-4-9b-chat), restated step by step for dict messages (``tool_choice``
+    defaults to ``None`` in its request model, which means "auto")."""
+    out, has_system = [], False
+    if tool_choice != "none" and tools:
+        out.append({"role": "system", "content": None, "tools": tools})
+        has_system = True
+    for m in messages:
+        role, content = m["role"], m.get("content")
+        if role == "function":
+            out.append({"role": "observation", "content": content})
+        elif role == "tool":
+            out.append({"role": "observation", "content": content, "function_call": True})
+        elif role == "assistant":
+            if m.get("tool_calls"):
+                for call in m["tool_calls"]:
+                    out.append(
+                        {
+                            "role": "assistant",
+                            "metadata": call["function"]["name"],
+                            "content": call["function"]["arguments"],
+                        }
+                    )
+            else:
+                for response in content.split("\n"):  # sic: every line becomes a message
+                    metadata, sub = response.split("\n", maxsplit=1) if "\n" in response else ("", response)
+                    out.append({"role": role, "metadata": metadata, "content": sub.strip()})
+        else:
+            if role == "system" and has_system:
+                has_system = False
+                continue
+            out.append({"role": role, "content": content})
+    if not tools or tool_choice == "none":
+        for m in messages:
+            if m["role"] == "system":  # sic: the system message a second time
+                out.insert(0, {"role": m["role"], "content": m["content"]})
+                break
+    return out
+
+
+def _glm4_call(name, arguments, call_id="call_1"):
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+GLM4_OPENAI = [
+    {"role": "system", "content": "Use tools when useful."},
+    U1,
+    {"role": "assistant", "content": None, "tool_calls": [_glm4_call("get_weather", '{"city": "Paris"}')]},
+    {"role": "tool", "tool_call_id": "call_1", "content": '{"temp": 21}'},
+    {"role": "assistant", "content": "It is 21 degrees."},
+    {"role": "user", "content": "And in Rome and Zürich?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            _glm4_call("get_weather", '{"city": "Rome"}', "call_2"),
+            _glm4_call("get_weather", '{"city": "Zürich"}', "call_3"),
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_2", "content": '{"temp": 25}'},
+    {"role": "tool", "tool_call_id": "call_3", "content": '{"temp": 18}'},
+]
+
+
 @pytest.mark.parametrize("generation", [False, True], ids=["no-gen", "gen"])
-def test_glm4_tools_equal_official(generation):
-    calls = [
-        {"role": "system", "content": "Use tools when useful."},
-        U1,
-        {"role": "assistant", "metadata": "get_weather", "content": '{"city": "Paris"}'},
-        {"role": "observation", "content": '{"temp": 21}'},
-        {"role": "assistant", "content": "It is 21 degrees."},
-    ]
-    for messages in (calls, calls[1:]):
-        native = load_template("glm4").render(messages, tools=[WEATHER_TOOL], add_generation_prompt=generation)
+def test_glm4_openai_tools_equal_glm4s_own_server(generation):
+    """``render(messages, tools=...)`` (what ``pipeline("chat")`` and ``deploy`` call) equals the
+    official template applied to what GLM-4's own OpenAI server makes of the same request."""
+    cases = [GLM4_OPENAI, GLM4_OPENAI[1:], GLM4_OPENAI[:2], GLM4_OPENAI[:5], GLM4_OPENAI[5:]]
+    for messages in cases:
         expected = official("glm4").render(
-            GLM4Template.with_tools(messages, [WEATHER_TOOL]), add_generation_prompt=generation
+            _glm4_server_messages(copy.deepcopy(messages), [WEATHER_TOOL]), add_generation_prompt=generation
+        )
+        native = load_template("glm4").render(
+            copy.deepcopy(messages), tools=[WEATHER_TOOL], add_generation_prompt=generation
         )
         assert native == expected
-        assert "## get_weather" in native and "<|observation|>\n" in native
+        assert "## get_weather" in native and "Use tools when useful." not in native
+    whole = load_template("glm4").render(GLM4_OPENAI, tools=[WEATHER_TOOL])
+    assert '<|assistant|>get_weather\n{"city": "Paris"}<|observation|>\n{"temp": 21}<|assistant|>\nIt is 21' in whole
+    # tool history without a tools list: calls and results as the server converts them
+    history = [U1, *GLM4_OPENAI[2:5]]
+    expected = official("glm4").render(_glm4_server_messages(copy.deepcopy(history)), add_generation_prompt=True)
+    assert load_template("glm4").render(history, add_generation_prompt=True) == expected
+    # where that server contradicts the template it feeds (the system message twice without tools,
+    # an answer split at every newline), the template's own rendering of the conversation stands
+    plain = [{"role": "system", "content": "Be brief."}, U1, {"role": "assistant", "content": "Paris.\nFrance."}]
+    assert load_template("glm4").render(plain) == official("glm4").render(plain)
+    assert official("glm4").render(_glm4_server_messages(plain)).count("Be brief.") == 2
+
+
+def test_glm4_tool_calls_are_trained_and_parsed_back():
+    from openmind.nlp.templates.toolcalls import get_tool_parser
+
+    template = load_template("glm4")
+    trained = "".join(text for text, on in template.segments(GLM4_OPENAI[1:5], tools=[WEATHER_TOOL]) if on)
+    assert trained == 'get_weather\n{"city": "Paris"}\nIt is 21 degrees.'
+    # what the model is taught to write after <|assistant|> parses back into the call
+    parsed = get_tool_parser("glm4").parse('get_weather\n{"city": "Paris"}')
+    assert [(c.name, json.loads(c.arguments)) for c in parsed.calls] == [("get_weather", {"city": "Paris"})]
+    # a message-level ``tools`` key (GLM-4's own convention) still renders as the official template does
+    own = [{"role": "system", "content": "", "tools": [WEATHER_TOOL]}, U1]
+    assert template.render(own, add_generation_prompt=True) == official("glm4").render(own, add_generation_prompt=True)
 
 
 def test_qwen3_thinking_equals_official():

@@ -144,6 +144,57 @@ def test_chat_streams_the_answer_of_the_pipeline(page, tiny_model, artifacts):
     assert all(squash(final).startswith(squash(s)[:-1]) for s in prefixes)
 
 
+def test_chat_with_an_image_on_a_vision_language_model(page, tmp_path, artifacts):
+    """An uploaded image goes with the next message to a tiny Qwen2-VL; the answer is the chat
+    pipeline's on the same image and question, and the conversation shows the image."""
+    from PIL import Image
+
+    import openmind
+    from openmind.pt.testing import tiny_qwen2_vl
+
+    repo = Path(__file__).resolve().parents[3]
+    official = (repo / "packages" / "openmind-mm" / "tests" / "data" / "chat_templates" / "qwen2-vl.jinja").read_text()
+    model = tiny_qwen2_vl(tmp_path / "tiny-qwen2-vl", official)
+    picture = tmp_path / "red.png"
+    Image.new("RGB", (56, 56), (220, 20, 20)).save(picture)
+
+    box(page, "om-chat-model").fill(str(model))
+    box(page, "om-chat-max-new-tokens").fill("16")
+    box(page, "om-chat-temperature").fill("0")
+    page.click("#om-chat--load")
+    status = wait_for(
+        lambda: (v := box(page, "om-chat--status").input_value()) and ("Loaded" in v or "Error" in v) and v,
+        120,
+        "the model to load",
+    )
+    assert "Loaded" in status and "template processor" in status, status
+    page.locator("#om-chat--image input[type=file]").set_input_files(str(picture))
+    wait_for(lambda: page.locator("#om-chat--image img").count() > 0, 30, "the image preview")
+    question = "What colour is the square?"
+    box(page, "om-chat--message").fill(question)
+    page.click("#om-chat--send")
+    answers = page.locator("#om-chat--box [data-testid='bot']")
+    changed, last = time.time(), None
+    deadline = changed + 120
+    while time.time() < deadline and (last is None or time.time() - changed < 2.0):
+        text = answers.last.inner_text() if answers.count() else None
+        if text and text != last:
+            last, changed = text, time.time()
+        time.sleep(0.05)
+    final = answers.last.inner_text()
+    page.locator("#om-chat--box").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "03b-chat-image.png"))
+    chat = openmind.pipeline("chat", model=str(model))
+    conversation = [
+        {"role": "user", "content": [{"type": "image", "image": str(picture)}, {"type": "text", "text": question}]}
+    ]
+    expected = chat(conversation, max_new_tokens=16, temperature=0)["content"]
+    assert squash(final) == squash(expected)
+    assert page.locator("#om-chat--box [data-testid='user'] img").count() >= 1
+    # the image went with that message only: the upload box is empty again
+    assert page.locator("#om-chat--image img").count() == 0
+
+
 def test_training_run_live_plot_reload_and_finish(page, webui, tiny_model, chat_data, artifacts):
     _, root = webui
     open_tab(page, "Train")

@@ -36,6 +36,9 @@ encoder_dir = _build("tiny_bert", "enc", head="BertModel")
 t5_dir = _build("tiny_t5", "t5")
 bart_dir = _build("tiny_bart", "bart")
 tapas_dir = _build("tiny_tapas", "tapas")
+mt5_dir = _build("tiny_mt5", "mt5")
+marian_dir = _build("tiny_marian", "marian")
+vits_dir = _build("tiny_vits", "vits")
 
 
 @pytest.fixture(scope="session")

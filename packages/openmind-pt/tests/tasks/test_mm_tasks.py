@@ -157,6 +157,52 @@ def test_audio_classification_equals_transformers(audio_cls_dir, speech):
     )
 
 
+def test_text_to_speech_equals_transformers_for_a_seed(vits_dir):
+    """A tiny VITS (MMS-TTS's architecture) samples noise: with the same seed the openmind pipeline's
+    audio equals transformers' text-to-audio pipeline's, sample for sample, batched or not."""
+    import numpy as np
+    import transformers
+
+    speak = pipeline("text-to-speech", model=str(vits_dir))
+    ref = transformers.pipeline("text-to-audio", model=str(vits_dir))
+    out = speak("hello world", seed=3)
+    torch.manual_seed(3)
+    expected = ref("hello world")
+    assert set(out) == {"audio", "sampling_rate"} and out["sampling_rate"] == expected["sampling_rate"] == 16000
+    assert np.asarray(out["audio"]).shape == expected["audio"].shape and len(expected["audio"]) > 100
+    assert np.array_equal(np.asarray(out["audio"], dtype=np.float32), expected["audio"])
+    texts = ["hello world", "good night, moon!"]
+    batch = speak(texts, seed=3, batch_size=2)
+    assert [b["audio"] for b in batch] == [speak(t, seed=3)["audio"] for t in texts]
+    assert speak("hello world", seed=4)["audio"] != out["audio"]  # the seed is what makes it repeatable
+    with pytest.raises(OpenMindError) as info:
+        speak("hello", seed=-1)
+    assert info.value.location == "seed"
+
+
+def test_run_text_to_speech_writes_the_wav(vits_dir, tmp_path, capsys):
+    import json
+    import wave
+
+    import numpy as np
+
+    from openmind.core.api import infer_task
+    from openmind.core.cli.main import main
+
+    assert infer_task(str(vits_dir)) == "text-to-speech"  # a VITS folder has no processor file
+    code = main(
+        ["run", "tts", "--model", str(vits_dir), "--input", "hello world", "--output-dir", str(tmp_path), "--json"]
+        + ["--set", "seed=5"]
+    )
+    assert code == 0
+    path = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["output"]["audio"]
+    with wave.open(path) as wav:
+        assert wav.getframerate() == 16000
+        pcm = np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2")
+    audio = np.asarray(pipeline("text-to-speech", model=str(vits_dir))("hello world", seed=5)["audio"])
+    assert np.array_equal(pcm, (np.clip(audio.astype(np.float32), -1, 1) * 32767).astype("<i2"))  # 16-bit PCM
+
+
 # ---- diffusion ----------------------------------------------------------------------------------
 
 

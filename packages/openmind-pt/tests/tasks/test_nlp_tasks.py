@@ -159,6 +159,34 @@ def test_bart_summarization_batches_equal_generate(bart_dir):
     assert summarize(texts[0]) == {"summary_text": reference_generate(bart_dir, texts[:1], max_new_tokens=8)[0]}
 
 
+def test_marian_translation_equals_generate(marian_dir):
+    """Marian (OPUS-MT's architecture; its source/target SentencePiece models are a real one,
+    Mistral's, built into a MarianTokenizer in openmind.pt.testing): no prefix, the text as it is."""
+    texts = ["Hello there", "How are you doing today, my friend?"]
+    translate = pipeline("translation", model=str(marian_dir), max_new_tokens=10)
+    assert type(translate).__name__ == "Seq2SeqTranslationPipeline"
+    expected = reference_generate(marian_dir, texts, max_new_tokens=10, do_sample=False)
+    assert translate(texts, batch_size=2) == [{"translation_text": e} for e in expected]
+    one = reference_generate(marian_dir, texts[1:], max_new_tokens=10, num_beams=3, do_sample=False)
+    assert translate(texts[1], num_beams=3) == {"translation_text": one[0]}
+    assert any(e for e in expected)  # something was generated (the comparison is not of empty strings)
+
+
+def test_mt5_summarization_translation_text2text_equal_generate(mt5_dir):
+    """mT5 ships no task prefixes: summarization / translation / text2text all feed the text as it is."""
+    texts = ["The tower is 324 metres tall, about the same height as an 81-storey building.", "Short one."]
+    summarize = pipeline("summarization", model=str(mt5_dir), max_new_tokens=8)
+    assert type(summarize).__name__ == "Seq2SeqSummarizationPipeline"
+    expected = reference_generate(mt5_dir, texts, max_new_tokens=8, do_sample=False)
+    assert summarize(texts, batch_size=2) == [{"summary_text": e} for e in expected]
+    translate = pipeline("translation", model=str(mt5_dir), max_new_tokens=8)
+    expected = reference_generate(mt5_dir, ["Hello there"], max_new_tokens=8, do_sample=False)
+    assert translate("Hello there", source_lang="en", target_lang="de") == {"translation_text": expected[0]}
+    t2t = pipeline("text2text-generation", model=str(mt5_dir))
+    expected = reference_generate(mt5_dir, texts, max_new_tokens=6, num_beams=2, do_sample=False)
+    assert t2t(texts, max_new_tokens=6, num_beams=2, batch_size=2) == [{"generated_text": e} for e in expected]
+
+
 def test_summarization_on_a_chat_model_stays_the_instruction_path(llama2_dir):
     summarize = pipeline("summarization", model=str(llama2_dir), max_new_tokens=4)
     assert type(summarize).__name__ == "SummarizationPipeline"

@@ -254,6 +254,16 @@ class DeployArguments:
         "Answer 400 to request fields outside the OpenAI schema (default: ignore them and name them in the "
         "X-OpenMind-Ignored-Fields response header).",
     )
+    # images in chat requests (vision-language models, openmind-mm)
+    allow_remote_media: bool = arg(
+        False, "Let /v1/chat/completions download http(s) image URLs (refused by default: send data: URLs)."
+    )
+    media_root: list[str] = arg(
+        [], "Folders whose files clients may name as file:// image URLs (none by default: file URLs are refused)."
+    )
+    max_images: int = arg(8, "Most images in one chat request (vision-language models).")
+    max_image_bytes: int = arg(20 * 1024 * 1024, "Largest image in bytes (encoded), per image.")
+    max_image_pixels: int = arg(4096 * 4096, "Largest image in pixels (width x height), per image.")
 
 
 @dataclass

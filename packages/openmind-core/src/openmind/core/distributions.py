@@ -82,7 +82,16 @@ FIRST_PARTY: dict[str, dict[str, object]] = {
         "extra": "ms",
         "adds": "the MindSpore backend: pipelines and trainers",
         "commands": (),
-        "pipelines": ("chat", "text-generation", "summarization", "translation", "text2emb", "text-classification"),
+        "pipelines": (
+            "chat",
+            "text-generation",
+            "summarization",
+            "translation",
+            "text2emb",
+            "text-classification",
+            "feature-extraction",
+            "fill-mask",
+        ),
         "trainers": ("pt", "sft"),
     },
 }

@@ -348,6 +348,8 @@ class Registry:
                         component=spec.component,
                     )
                 )
+            for task in spec.tasks:
+                need_task(spec, task, "inference")
         return self.problems
 
     def raise_problems(self) -> None:

@@ -349,6 +349,9 @@ class RouteSpec(Spec):
     methods: tuple[str, ...] = ("POST",)
     #: lower first: the order routes are mounted in (built-in routes use 0-100).
     order: int = 500
+    #: tasks whose pipeline this route serves: ``openmind deploy`` on a model folder of such a task
+    #: (e.g. ``text2image``) loads it through the task's registered pipeline for this route
+    tasks: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:

@@ -42,3 +42,39 @@ M_BACKEND_MISSING = define(
     "`openmind list pipelines` and docs/SUPPORT.md for what runs where.",
     ModelError,
 )
+I_BAD_CONTENT_PART = define(
+    "OM-I304",
+    "Invalid message content part",
+    'A content part is {"type": "text", "text": ...}, {"type": "image_url", "image_url": {"url": ...}} (a data: '
+    'URL, a file:// URL or a path) or {"type": "image", "image": PIL image | path}; a message\'s content is a string '
+    "or a list of such parts.",
+    PipelineError,
+)
+I_MEDIA_MISMATCH = define(
+    "OM-I305",
+    "Images and image placeholders do not match",
+    "Write one <image> placeholder in the messages per entry of `images` (LLaMA-Factory style), or put the images "
+    "in the messages as content parts instead of a separate `images` list.",
+    PipelineError,
+)
+I_MEDIA_LIMIT = define(
+    "OM-I306",
+    "Image over the server's limits",
+    "Send fewer or smaller images (the limits are the deploy arguments --max-images, --max-image-bytes and "
+    "--max-image-pixels), or raise the limit when you start the server.",
+    PipelineError,
+)
+I_REMOTE_MEDIA = define(
+    "OM-I307",
+    "Media URL refused",
+    "Send the image as a base64 data URL (data:image/png;base64,...). `openmind deploy` downloads http(s) URLs "
+    "only with --allow-remote-media, and reads file:// URLs only under its --media-root folders.",
+    PipelineError,
+)
+M_VL_FRAMEWORK = define(
+    "OM-M303",
+    "Vision-language chat does not run on this framework",
+    "Vision-language chat runs on PyTorch (transformers' Qwen2-VL / LLaVA classes and processors): use "
+    "--framework pt. MindSpore has no counterpart of these models on CPU/Ascend here (see docs/SUPPORT.md).",
+    ModelError,
+)

@@ -121,15 +121,28 @@ ARCHITECTURE_TASKS = (
 )
 
 
+#: architecture endings of text-to-speech models, whose folders need no processor file
+TEXT_TO_SPEECH = ("VitsModel", "ForTextToSpeech", "ForTextToWaveform")
+
+
 def infer_media_task(model_dir: str | os.PathLike) -> str | None:
     """The task of a diffusers folder or a transformers folder with a processor; ``None`` otherwise."""
     kind = folder_kind(model_dir)
     if kind == "diffusers":
         name = str(model_index(model_dir).get("_class_name", ""))
         return next((task for suffix, task in DIFFUSERS_TASKS if name.endswith(suffix)), None)
+    if kind == "transformers":  # no processor: text-to-speech models (VITS / MMS-TTS) take text
+        archs = read_config(model_dir).get("architectures") or []
+        if any(a.endswith(TEXT_TO_SPEECH) for a in archs):
+            return "text-to-speech"
+        return None
     if kind != "processor":
         return None
     config = read_config(model_dir)
+    from openmind.mm.vl.groups import vl_group_of
+
+    if vl_group_of(config) is not None:
+        return "mm-chat"
     processor = {}
     for file in PROCESSOR_FILES:
         try:

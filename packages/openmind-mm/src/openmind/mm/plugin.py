@@ -66,6 +66,16 @@ INFERENCE_TASKS = (
         "list[PIL.Image] (frames)",
         om("AI-Research/text-to-video-ms-1.7b", "2142e14", backend="diffusers"),
     ),
+    TaskSpec(
+        name="mm-chat",
+        domain="mm",
+        aliases=("vl-chat", "multimodal-chat", "image-text-to-text"),
+        description="Chat about images: messages with text and image parts (vision-language models; "
+        "`chat` on a VL folder is this task).",
+        input_schema="messages with text / image_url / image parts, or {messages, images} with <image> placeholders",
+        output_schema="{role: assistant, content}",
+        capabilities=("generative", "chat"),
+    ),
     task(
         "image-classification",
         ("image_classification",),
@@ -165,6 +175,7 @@ WRAPPERS = {
     "image-to-image": "openmind.mm.pipelines.diffusion:ImageToImagePipeline",
     "inpainting": "openmind.mm.pipelines.diffusion:InpaintingPipeline",
     "text-to-video": "openmind.mm.pipelines.diffusion:TextToVideoPipeline",
+    "mm-chat": "openmind.mm.vl.chat:VLChatPipeline",
     "image-classification": "openmind.mm.pipelines.vision:ImageClassificationPipeline",
     "zero-shot-image-classification": "openmind.mm.pipelines.vision:ZeroShotImageClassificationPipeline",
     "object-detection": "openmind.mm.pipelines.vision:ObjectDetectionPipeline",
@@ -208,6 +219,14 @@ def openmind_infer_task(model_dir, config):
     from openmind.mm.folders import infer_media_task
 
     return infer_media_task(model_dir)
+
+
+@hookimpl
+def openmind_register_model_groups(register):
+    from openmind.mm.vl.groups import VL_GROUPS
+
+    for spec in VL_GROUPS:
+        register(spec)
 
 
 @hookimpl

@@ -24,6 +24,8 @@ PIPELINES = {
     "summarization": GENERATION,
     "translation": GENERATION,
     "text2emb": "openmind.ms.pipelines.embedding:MindSporeEmbedding",
+    "feature-extraction": "openmind.ms.pipelines.feature_extraction:MindSporeFeatureExtraction",
+    "fill-mask": "openmind.ms.pipelines.fill_mask:MindSporeFillMask",
     "text-classification": "openmind.ms.pipelines.classification:MindSporeTextClassification",
 }
 #: task -> the ``model_type`` values the native implementation runs (declared on each PipelineSpec,
@@ -34,6 +36,8 @@ MODEL_TYPES = {
     "summarization": tuple(LLAMA_FAMILY),
     "translation": tuple(LLAMA_FAMILY),
     "text2emb": BERT_FAMILY,
+    "feature-extraction": BERT_FAMILY,
+    "fill-mask": BERT_FAMILY,
     "text-classification": (*LLAMA_FAMILY, *BERT_FAMILY),
 }
 #: training stage -> trainer

@@ -31,6 +31,8 @@ VISION = "openmind.pt.pipelines.vision"
 DIFFUSION = "openmind.pt.pipelines.diffusion"
 #: openmind-mm's tasks: task -> (backend, "module:attr", extra requirements)
 MM_PIPELINES = {
+    # vision-language chat: AutoModelForImageTextToText + AutoProcessor (openmind.mm.vl)
+    "mm-chat": ("transformers", "openmind.pt.pipelines.vl_chat:TorchVLChat", ("pillow",)),
     "text2image": ("diffusers", f"{DIFFUSION}:TorchTextToImage", ("diffusers>=0.30", "pillow")),
     "image-to-image": ("diffusers", f"{DIFFUSION}:TorchImageToImage", ("diffusers>=0.30", "pillow")),
     "inpainting": ("diffusers", f"{DIFFUSION}:TorchInpainting", ("diffusers>=0.30", "pillow")),
@@ -48,6 +50,13 @@ MM_PIPELINES = {
     "automatic-speech-recognition": ("transformers", f"{VISION}:TorchSpeechRecognition", ("numpy",)),
     "audio-classification": ("transformers", f"{VISION}:TorchAudioClassification", ("numpy",)),
     "text-to-speech": ("transformers", f"{VISION}:TorchTextToSpeech", ("numpy",)),
+}
+
+
+#: support-matrix notes of openmind-mm's tasks on PyTorch
+MM_NOTES = {
+    "mm-chat": "PyTorch only: openmind-ms implements no vision-language model (its native backend runs the "
+    "Llama family and BERT); --framework ms is OM-M303",
 }
 
 
@@ -71,6 +80,7 @@ def register_mm_pipelines(register):
                 impl=impl,
                 requires=(*REQUIRES, *extra, "openmind-mm>=2.0"),
                 description=f"{task} on {backend} (CPU, CUDA, Ascend NPU via torch_npu)",
+                note=MM_NOTES.get(task, ""),
             )
         )
 

@@ -645,3 +645,283 @@ def tiny_sam(folder: str | os.PathLike, seed: int = 0) -> Path:
     )
     SamProcessor(image_processor=processor).save_pretrained(folder)
     return folder
+
+
+def tiny_mt5(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny ``MT5ForConditionalGeneration`` (no task prefixes, as mT5 ships)
+    with a T5 tokenizer on a real SentencePiece model (see :func:`t5_tokenizer`)."""
+    import torch
+    from transformers import MT5Config, MT5ForConditionalGeneration
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = t5_tokenizer(folder)
+    config = MT5Config(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        d_ff=64,
+        d_kv=16,
+        num_layers=2,
+        num_heads=2,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    MT5ForConditionalGeneration(config).save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def marian_tokenizer(folder: str | os.PathLike) -> Any:
+    """A ``MarianTokenizer`` whose source and target SentencePiece models are a real one (Mistral's
+    v1, package ``mistral_common``; no PyPI package ships an OPUS-MT ``source.spm``), with the
+    ``vocab.json`` of its pieces plus Marian's ``<pad>``."""
+    import json
+    import shutil
+    import tempfile
+
+    from transformers import MarianTokenizer
+
+    from openmind.nlp.testing.assets import mistral_tokenizer_model
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model = str(mistral_tokenizer_model())
+    for name in ("source.spm", "target.spm"):
+        shutil.copy(model, folder / name)
+    with tempfile.TemporaryDirectory() as pieces:  # the model's pieces, read by transformers' converter
+        vocab = dict(sorted(t5_tokenizer(pieces).get_vocab().items(), key=lambda kv: kv[1]))
+    vocab.setdefault("<pad>", len(vocab))
+    (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    tokenizer = MarianTokenizer(str(folder / "source.spm"), str(folder / "target.spm"), str(folder / "vocab.json"))
+    tokenizer.save_pretrained(folder)
+    return tokenizer
+
+
+def tiny_marian(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny ``MarianMTModel`` (OPUS-MT's architecture) with
+    :func:`marian_tokenizer`."""
+    import torch
+    from transformers import MarianConfig, MarianMTModel
+
+    folder = Path(folder)
+    tokenizer = marian_tokenizer(folder)
+    config = MarianConfig(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=128,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+        forced_eos_token_id=tokenizer.eos_token_id,
+    )
+    torch.manual_seed(seed)
+    MarianMTModel(config).save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def tiny_vits(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """A randomly initialised tiny ``VitsModel`` (MMS-TTS's architecture) with a character-level
+    ``VitsTokenizer`` built here (no PyPI package ships an MMS-TTS vocabulary)."""
+    import json
+
+    import torch
+    from transformers import VitsConfig, VitsModel, VitsTokenizer
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    chars = list(" abcdefghijklmnopqrstuvwxyz'.,!?-")
+    vocab = {"<pad>": 0, **{c: i + 1 for i, c in enumerate(chars)}}
+    (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    tokenizer = VitsTokenizer(str(folder / "vocab.json"), add_blank=True, normalize=True, phonemize=False)
+    tokenizer.save_pretrained(folder)
+    config = VitsConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        ffn_dim=32,
+        flow_size=16,
+        spectrogram_bins=17,
+        upsample_initial_channel=16,
+        upsample_rates=[4, 4],
+        upsample_kernel_sizes=[8, 8],
+        resblock_kernel_sizes=[3],
+        resblock_dilation_sizes=[[1, 3]],
+        prior_encoder_num_flows=2,
+        prior_encoder_num_wavenet_layers=2,
+        posterior_encoder_num_wavenet_layers=2,
+        duration_predictor_num_flows=2,
+        duration_predictor_filter_channels=16,
+        depth_separable_num_layers=2,
+        sampling_rate=16000,
+    )
+    torch.manual_seed(seed)
+    VitsModel(config).save_pretrained(folder, safe_serialization=True)
+
+
+def _fix_processor_class(folder: Path, name: str) -> None:
+    import json
+
+    path = folder / "processor_config.json"
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    data["processor_class"] = name
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def tiny_qwen2_vl(
+    folder: str | os.PathLike, chat_template: str, *, seed: int = 0, hidden_size: int = 64, variant: str = "qwen2-vl"
+) -> Path:
+    """A randomly initialised ``Qwen2VLForConditionalGeneration`` (``variant="qwen2.5-vl"``:
+    ``Qwen2_5_VLForConditionalGeneration``, windowed vision attention) with its processor, for tests.
+
+    Tokenizer: the real Llama-2 BPE (wordllama) plus Qwen2-VL's special tokens (``<|im_start|>``,
+    ``<|im_end|>``, ``<|vision_start|>``, ``<|vision_end|>``, ``<|image_pad|>``, ``<|video_pad|>``):
+    no PyPI package ships Qwen's own vocabulary. Image processor: Qwen2-VL's, with small pixel
+    bounds (a 56x56 image is 4x4 patches = 4 image tokens). ``chat_template``: the official text.
+    """
+    import torch
+    import transformers
+    from transformers import Qwen2VLImageProcessorPil
+
+    from openmind.nlp.testing import assets
+    from openmind.pt.pipelines.vl_chat import _images_only
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tok = assets.llama2_tokenizer(None)
+    specials = ["<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
+    tok.add_special_tokens({"additional_special_tokens": specials})
+    tok.pad_token = "<|im_end|>"
+    tok.eos_token = "<|im_end|>"
+    ids = {t: tok.convert_tokens_to_ids(t) for t in specials}
+    image_processor = Qwen2VLImageProcessorPil(min_pixels=28 * 28 * 4, max_pixels=28 * 28 * 16)
+    prefix = {"qwen2-vl": "Qwen2VL", "qwen2.5-vl": "Qwen2_5_VL"}[variant]
+    processor_cls = getattr(transformers, f"{prefix}Processor")
+    processor = _images_only(processor_cls)(image_processor=image_processor, tokenizer=tok, chat_template=chat_template)
+    vision = {
+        "depth": 2,
+        "embed_dim": 32,
+        "hidden_size": hidden_size,
+        "num_heads": 2,
+        "mlp_ratio": 2,
+        "patch_size": 14,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+        "in_channels": 3,
+    }
+    if variant == "qwen2.5-vl":  # hidden_size is the tower's own width there, out_hidden_size the LM's
+        vision = {
+            "depth": 2,
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "out_hidden_size": hidden_size,
+            "num_heads": 2,
+            "patch_size": 14,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+            "in_channels": 3,
+            "window_size": 56,
+            "fullatt_block_indexes": [1],
+        }
+    cfg = getattr(transformers, f"{prefix}Config")(
+        text_config={
+            "vocab_size": len(tok),
+            "hidden_size": hidden_size,
+            "intermediate_size": hidden_size * 2,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "max_position_embeddings": 4096,
+            "rope_scaling": {"type": "mrope", "mrope_section": [2, 3, 3]},
+            "eos_token_id": ids["<|im_end|>"],
+            "pad_token_id": ids["<|im_end|>"],
+            "bos_token_id": 1,
+        },
+        vision_config=vision,
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+    )
+    torch.manual_seed(seed)
+    model = getattr(transformers, f"{prefix}ForConditionalGeneration")(cfg).eval()
+    _scale_heads(model, ("lm_head",))
+    model.generation_config.eos_token_id = ids["<|im_end|>"]
+    model.generation_config.pad_token_id = ids["<|im_end|>"]
+    model.save_pretrained(folder, safe_serialization=True)
+    processor.save_pretrained(folder)
+    _fix_processor_class(folder, f"{prefix}Processor")
+    return folder
+
+
+def tiny_llava(folder: str | os.PathLike, chat_template: str, *, seed: int = 0, hidden_size: int = 64) -> Path:
+    """A randomly initialised ``LlavaForConditionalGeneration`` (LLaVA 1.5 layout) with its processor.
+
+    Tokenizer: the real Llama-2 BPE (LLaVA-1.5's language model is Vicuna, a Llama-2 tokenizer) plus
+    ``<image>`` and ``<pad>`` as LLaVA-1.5 adds them. Vision tower: a tiny CLIP ViT at 28x28 with
+    14-pixel patches (4 image tokens per image after dropping CLS, as the ``default`` strategy does).
+    """
+    import torch
+    from transformers import (
+        CLIPImageProcessorPil,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
+
+    from openmind.nlp.testing import assets
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tok = assets.llama2_tokenizer(None)
+    tok.add_special_tokens({"additional_special_tokens": ["<image>"], "pad_token": "<pad>"})
+    image_processor = CLIPImageProcessorPil(size={"shortest_edge": 28}, crop_size={"height": 28, "width": 28})
+    processor = LlavaProcessor(
+        image_processor=image_processor,
+        tokenizer=tok,
+        patch_size=14,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,
+        chat_template=chat_template,
+    )
+    cfg = LlavaConfig(
+        vision_config=CLIPVisionConfig(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=28,
+            patch_size=14,
+        ).to_dict(),
+        text_config=LlamaConfig(
+            vocab_size=len(tok),
+            hidden_size=hidden_size,
+            intermediate_size=hidden_size * 2,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            max_position_embeddings=4096,
+            bos_token_id=1,
+            eos_token_id=2,
+            pad_token_id=tok.pad_token_id,
+        ).to_dict(),
+        image_token_id=tok.convert_tokens_to_ids("<image>"),
+        vision_feature_select_strategy="default",
+        vision_feature_layer=-2,
+    )
+    torch.manual_seed(seed)
+    model = LlavaForConditionalGeneration(cfg).eval()
+    _scale_heads(model, ("lm_head",))
+    model.generation_config.eos_token_id = 2
+    model.generation_config.pad_token_id = tok.pad_token_id
+    model.save_pretrained(folder, safe_serialization=True)
+    processor.save_pretrained(folder)
+    return folder

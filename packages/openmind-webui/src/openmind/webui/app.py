@@ -60,6 +60,26 @@ def _message_text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
+def _pipeline_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A Chatbot message as the chat pipeline takes it: text, or text and image parts when the
+    message carries files (images sent to a vision-language model)."""
+    content = message.get("content")
+    parts = content if isinstance(content, (list, tuple)) else [content]
+    files = [p for p in parts if isinstance(p, dict) and (p.get("type") == "file" or "path" in p or "file" in p)]
+    if not files:
+        return {"role": message["role"], "content": _message_text(content)}
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        if part in files:
+            path = part.get("path") or (part.get("file") or {}).get("path")
+            out.append({"type": "image", "image": path})
+        else:
+            text = _message_text(part)
+            if text:
+                out.append({"type": "text", "text": text})
+    return {"role": message["role"], "content": out}
+
+
 def _cli_flags(nested: dict[str, dict[str, Any]]) -> list[str]:
     flags: list[str] = []
     for group in nested.values():
@@ -181,6 +201,17 @@ class Page:
                 message = self.L(
                     gr.Textbox(label=t("chat_message", lang), lines=2, elem_id="om-chat--message"), "chat_message"
                 )
+                image = self.L(
+                    gr.Image(
+                        type="filepath",
+                        format="png",  # lossless: the model sees the pixels that were uploaded
+                        sources=["upload"],
+                        label=t("chat_image", lang),
+                        elem_id="om-chat--image",
+                        height=160,
+                    ),
+                    "chat_image",
+                )
                 stream = self.L(
                     gr.Checkbox(True, label=t("chat_stream", lang), elem_id="om-chat--stream"), "chat_stream"
                 )
@@ -205,7 +236,9 @@ class Page:
                     self._chat["pipe"] = None
                     pipe = openmind.pipeline("chat", model=model, **flat)
                     desc = pipe.backend.describe()
-                    template = getattr(getattr(pipe, "chat_template", None), "name", "?")
+                    template = getattr(getattr(pipe, "chat_template", None), "name", None)
+                    # vision-language folders are prompted by their processor's own template
+                    template = template or ("processor" if hasattr(pipe.backend, "processor") else "?")
                     self._chat.update(pipe=pipe)
                 return t("chat_loaded", lang, model=model, framework=desc.get("framework", "?"), template=template)
             except Exception as exc:  # noqa: BLE001 - shown on the page
@@ -216,16 +249,16 @@ class Page:
                 self._chat["pipe"] = None
             return t("chat_unloaded", lang)
 
-        def do_send(lang: str, text: str, history: list, streaming: bool, *values: Any):
+        def do_send(lang: str, text: str, history: list, streaming: bool, picture: Any, *values: Any):
             history = list(history or [])
             if not text.strip():
-                yield history, text
+                yield history, text, picture
                 return
             pipe = self._chat["pipe"]
-            history.append({"role": "user", "content": text})
+            history.append({"role": "user", "content": [{"path": picture}, text] if picture else text})
             if pipe is None:
                 history.append({"role": "assistant", "content": t("chat_not_loaded", lang)})
-                yield history, ""
+                yield history, "", picture
                 return
             try:
                 nested = F.collect(gen_fields, values, where="Chat")
@@ -233,26 +266,29 @@ class Page:
                 from openmind.nlp.cli.options import GENERATION_KEYS
 
                 params = {GENERATION_KEYS.get(k, k): v for g in nested.values() for k, v in g.items()}
-                messages = [{"role": m["role"], "content": _message_text(m["content"])} for m in history]
+                messages = [_pipeline_message(m) for m in history]
                 if streaming:
                     history.append({"role": "assistant", "content": ""})
                     answer = ""
                     for delta in pipe(messages, stream=True, **params):
                         answer += delta
                         history[-1] = {"role": "assistant", "content": answer}
-                        yield history, ""
-                    yield history, ""
+                        yield history, "", None
+                    yield history, "", None
                 else:
                     out = pipe(messages, **params)
                     history.append({"role": "assistant", "content": out["content"]})
-                    yield history, ""
+                    yield history, "", None
             except Exception as exc:  # noqa: BLE001 - shown in the conversation
                 history.append({"role": "assistant", "content": _error_text(exc, lang)})
-                yield history, ""
+                yield history, "", None
 
         load.click(do_load, inputs=[language, *model_inputs], outputs=status)
         unload.click(do_unload, inputs=language, outputs=status)
-        send_args = {"inputs": [language, message, chatbot, stream, *gen_inputs], "outputs": [chatbot, message]}
+        send_args = {
+            "inputs": [language, message, chatbot, stream, image, *gen_inputs],
+            "outputs": [chatbot, message, image],
+        }
         send.click(do_send, **send_args)
         message.submit(do_send, **send_args)
         clear.click(lambda: [], outputs=chatbot)

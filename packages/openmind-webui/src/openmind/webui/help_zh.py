@@ -123,4 +123,9 @@ HELP_ZH: dict[str, str] = {
     "max_prompt_tokens": "提示 token 数上限。",
     "max_tokens_cap": "max_tokens 上限。",
     "max_n": "n 的上限。",
+    "allow_remote_media": "允许 /v1/chat/completions 下载 http(s) 图片 URL（默认拒绝：请发送 data: URL）。",
+    "media_root": "客户端可以用 file:// 图片 URL 引用其中文件的文件夹（默认无：拒绝 file URL）。",
+    "max_images": "一次对话请求中的最多图片数（视觉语言模型）。",
+    "max_image_bytes": "单张图片的最大字节数（编码后）。",
+    "max_image_pixels": "单张图片的最大像素数（宽 x 高）。",
 }

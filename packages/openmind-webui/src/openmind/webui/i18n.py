@@ -29,6 +29,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "chat_stream": ("Stream the answer", "流式输出"),
     "chat_box": ("Conversation", "对话记录"),
     "chat_message": ("Message", "消息"),
+    "chat_image": (
+        "Image for the next message (vision-language models)",
+        "随下一条消息发送的图片（视觉语言模型）",
+    ),
     "chat_send": ("Send", "发送"),
     "chat_clear": ("Clear conversation", "清空对话"),
     "chat_not_loaded": (

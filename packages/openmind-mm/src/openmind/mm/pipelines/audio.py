@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from openmind.mm.pipelines.base import MediaWrapper, NoParams
+from openmind.mm.pipelines.base import MediaWrapper
 from openmind.nlp.errors import I_BAD_PARAM
 
 
@@ -63,16 +63,27 @@ class AudioClassificationPipeline(AudioWrapper):
     params_cls = AudioClassificationParams
 
 
+@dataclass(frozen=True)
+class TextToSpeechParams:
+    #: seeds the framework's random generator before each text (VITS / MMS-TTS sample noise), so a
+    #: text's audio does not depend on what else is in the batch
+    seed: int | None = None
+
+    def check(self) -> None:
+        if self.seed is not None and (not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0):
+            raise I_BAD_PARAM.error(f"seed={self.seed!r}: must be an integer >= 0", location="seed")
+
+
 class TextToSpeechPipeline(MediaWrapper):
     """Text in, ``{"audio", "sampling_rate"}`` out (``openmind run --output-dir`` writes a .wav).
 
     Example::
 
-        speak = pipeline("text-to-speech", model="./vits")
-        out = speak("Hello")           # out["audio"]: float samples, out["sampling_rate"]
+        speak = pipeline("text-to-speech", model="./mms-tts-eng")
+        out = speak("Hello", seed=0)   # out["audio"]: float samples, out["sampling_rate"]
     """
 
     task = "text-to-speech"
     input_kind = "text"
     writes_media = True
-    params_cls = NoParams
+    params_cls = TextToSpeechParams

@@ -24,6 +24,7 @@ HEADS = {
     ("llama", "sequence-classification"): llama.LlamaForSequenceClassification,
     ("bert", "encoder"): bert.BertModel,
     ("bert", "sequence-classification"): bert.BertForSequenceClassification,
+    ("bert", "masked-lm"): bert.BertForMaskedLM,
 }
 #: checkpoint tensors that are buffers, not parameters
 _BUFFERS = ("embeddings.position_ids", "rotary_emb.inv_freq", "embeddings.token_type_ids")
@@ -74,7 +75,11 @@ def load_weights(model: nn.Cell, state: dict[str, np.ndarray], *, location: str,
     unexpected = [
         k
         for k in state
-        if k not in params and not k.endswith(_BUFFERS) and not k.startswith(("pooler.", "bert.pooler"))
+        if k not in params
+        and not k.endswith(_BUFFERS)
+        and not k.startswith(("pooler.", "bert.pooler"))
+        # transformers' BERT masked-LM head: decoder.bias is cls.predictions.bias (one tensor saved twice)
+        and k != "cls.predictions.decoder.bias"
     ]
     missing = [k for k in params if k not in state]
     if strict and missing:

@@ -1,7 +1,9 @@
-"""BERT encoders on MindSpore (MiniLM, BERT, ...): embeddings, sequence classification.
+"""BERT encoders on MindSpore (MiniLM, BERT, ...): embeddings, sequence classification, masked LM.
 
 Parameter names are transformers' (``encoder.layer.0.attention.self.query.weight``); a
-``BertForSequenceClassification`` checkpoint keeps its ``bert.`` prefix and ``classifier``.
+``BertForSequenceClassification`` checkpoint keeps its ``bert.`` prefix and ``classifier``, a
+``BertForMaskedLM`` one its ``cls.predictions.*`` head (the decoder tied to the word embeddings
+unless ``tie_word_embeddings`` is false).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import math
 
 import mindspore as ms
 import numpy as np
-from mindspore import nn, ops
+from mindspore import Parameter, Tensor, nn, ops
 
 from openmind.ms.errors import MS_CONFIG
 from openmind.ms.models.config import BertConfig
@@ -143,3 +145,50 @@ class BertForSequenceClassification(nn.Cell):
     def construct(self, input_ids, token_type_ids, position_ids, mask):
         hidden = self.bert(input_ids, token_type_ids, position_ids, mask)
         return self.classifier(self.bert.pooler(hidden))
+
+
+class BertPredictionHeadTransform(nn.Cell):
+    def __init__(self, cfg: BertConfig, rng: np.random.Generator):
+        super().__init__()
+        self.dense = Linear(cfg.hidden_size, cfg.hidden_size, True, rng)
+        self.act = activation(cfg.hidden_act)
+        if self.act is None:
+            raise MS_CONFIG.error(f"hidden_act {cfg.hidden_act!r} is not implemented", location="config.json")
+        self.LayerNorm = LayerNorm(cfg.hidden_size, cfg.layer_norm_eps)
+
+    def construct(self, x):
+        return self.LayerNorm(self.act(self.dense(x)))
+
+
+class BertLMPredictionHead(nn.Cell):
+    def __init__(self, cfg: BertConfig, rng: np.random.Generator, tied: bool):
+        super().__init__()
+        self.transform = BertPredictionHeadTransform(cfg, rng)
+        self.bias = Parameter(Tensor(np.zeros(cfg.vocab_size, np.float32)), name="bias")
+        self.decoder = None if tied else Linear(cfg.hidden_size, cfg.vocab_size, False, rng)
+
+    def construct(self, hidden, word_embeddings):
+        x = self.transform(hidden)
+        weight = word_embeddings if self.decoder is None else self.decoder.weight
+        return ops.matmul(x, weight.swapaxes(0, 1)) + self.bias
+
+
+class BertOnlyMLMHead(nn.Cell):
+    def __init__(self, cfg: BertConfig, rng: np.random.Generator, tied: bool):
+        super().__init__()
+        self.predictions = BertLMPredictionHead(cfg, rng, tied)
+
+
+class BertForMaskedLM(nn.Cell):
+    """``construct`` returns the vocabulary logits of every position ``(batch, seq, vocab)``."""
+
+    def __init__(self, cfg: BertConfig, seed: int = 0):
+        super().__init__()
+        rng = np.random.default_rng(seed + 1)
+        self.config = cfg
+        self.bert = BertModel(cfg, seed)
+        self.cls = BertOnlyMLMHead(cfg, rng, tied=bool(cfg.raw.get("tie_word_embeddings", True)))
+
+    def construct(self, input_ids, token_type_ids, position_ids, mask):
+        hidden = self.bert(input_ids, token_type_ids, position_ids, mask)
+        return self.cls.predictions(hidden, self.bert.embeddings.word_embeddings.weight)

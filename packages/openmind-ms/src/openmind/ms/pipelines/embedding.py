@@ -53,8 +53,12 @@ class MindSporeEmbedding(Pipeline):
         features = self.tokenizer(
             inputs, padding=False, truncation=True, max_length=params.max_length or self.max_length
         )
+        return self.pad(features, self.max_length)
+
+    def pad(self, features: Any, limit: int) -> dict[str, np.ndarray]:
+        """Right-pad the tokenized rows to a multiple of :attr:`length_step` (at most ``limit``)."""
         rows = features["input_ids"]
-        width = min(-(-max(len(r) for r in rows) // self.length_step) * self.length_step, self.max_length)
+        width = min(-(-max(len(r) for r in rows) // self.length_step) * self.length_step, limit)
         ids = np.full((len(rows), width), self.tokenizer.pad_token_id or 0, np.int32)
         types = np.zeros((len(rows), width), np.int32)
         mask = np.zeros((len(rows), width), np.int32)

@@ -25,6 +25,8 @@ TASK_HEADS = {
     "translation": ("causal-lm", ("ForCausalLM",)),
     "text-classification": ("sequence-classification", ("ForSequenceClassification",)),
     "text2emb": ("encoder", ()),
+    "feature-extraction": ("encoder", ()),
+    "fill-mask": ("masked-lm", ("ForMaskedLM",)),
 }
 
 

@@ -13,6 +13,7 @@ HELP = """commands:
   /clear         forget the conversation
   /system TEXT   set the system prompt (and forget the conversation); /system alone removes it
   /history       show the conversation
+  /image PATH    attach an image (path or file:// URL) to the next message (vision-language models)
   /exit          quit (also /quit, Ctrl-D)"""
 
 
@@ -86,7 +87,22 @@ def repl(pipe: Any, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
             if session.system:
                 print(f"[system] {session.system}", file=stderr)
             for message in session.history:
-                print(f"[{message['role']}] {message['content']}", file=stderr)
+                content = message["content"]
+                if isinstance(content, list):  # text and image parts
+                    content = "".join(p.get("text", "") if p.get("type") == "text" else "[image] " for p in content)
+                print(f"[{message['role']}] {content}", file=stderr)
+            continue
+        if command == "/image":
+            attach = getattr(session, "attach", None)
+            if attach is None:
+                print("(this model reads text only: /image needs a vision-language model)", file=stderr)
+                continue
+            try:
+                attach(rest.strip())
+            except Exception as exc:  # noqa: BLE001 - a bad image must not end the conversation
+                print(f"(image not attached: {_describe(exc)})", file=stderr)
+                continue
+            print(f"(image attached to the next message: {rest.strip()})", file=stderr)
             continue
         if command in ("/help", "/?"):
             print(HELP, file=stderr)

@@ -37,6 +37,13 @@ def _content(value: Any, where: str) -> str:
         return value
     if isinstance(value, list) and all(isinstance(p, dict) and p.get("type") == "text" for p in value):
         return "".join(str(p.get("text", "")) for p in value)
+    if isinstance(value, list) and any(isinstance(p, dict) and p.get("type") in ("image", "image_url") for p in value):
+        raise I_BAD_INPUT.error(
+            f"{where}: an image part, but this model reads text only (not a vision-language model)",
+            location=where,
+            hint="Send text content, or serve / load a vision-language model (Qwen2-VL, LLaVA ...: "
+            "`openmind list model-groups`).",
+        )
     raise I_BAD_INPUT.error(
         f"{where}: content must be a string (or a list of text parts), not {type_name(value)}",
         location=where,
@@ -67,6 +74,40 @@ def check_messages(messages: list[Any], where: str) -> list[dict[str, Any]]:
     return out
 
 
+def chat_variant(model: Any) -> str | None:
+    """The task of another chat wrapper that a model folder belongs to, or ``None``: a registered
+    model group that matches the folder's ``config.json`` ``model_type`` (or architecture) and
+    lists a task with the ``chat`` capability instead of ``chat`` (openmind-mm's ``mm-chat`` for
+    vision-language models). Reads JSON only."""
+    import os
+
+    from openmind.core.plugins import get_registry
+    from openmind.core.specs import ModelGroupSpec
+
+    if model is None or not isinstance(model, (str, os.PathLike)):
+        return None
+    path = os.path.join(os.path.expanduser(str(model)), "config.json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            config = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(config, dict):
+        return None
+    registry = get_registry()
+    model_type = config.get("model_type")
+    archs = set(config.get("architectures") or ())
+    chat_tasks = set(registry.tasks_with("chat")) - {"chat"}
+    for group in registry.all(ModelGroupSpec):
+        if "chat" in group.tasks:
+            continue
+        if model_type in group.model_types or (not group.model_types and archs & set(group.architectures)):
+            for task in group.tasks:
+                if task in chat_tasks:
+                    return task
+    return None
+
+
 class ChatPipeline(GenerativeWrapper):
     """A conversation in, the assistant's message out: ``{"role": "assistant", "content": ...}``.
 
@@ -93,6 +134,21 @@ class ChatPipeline(GenerativeWrapper):
 
     task = "chat"
     options = ("system", "tools", "template", "model_group")
+
+    def __new__(cls, task: str | None = None, model: Any = None, **kwargs: Any) -> Any:
+        # a folder of a group served by another chat wrapper (a vision-language model) gets that
+        # wrapper; its __init__ runs with these arguments and takes its own task name
+        if cls is ChatPipeline:
+            variant = chat_variant(model)
+            if variant is not None:
+                from openmind.core.plugins import get_registry
+
+                other = get_registry().pipeline_wrapper(variant).load()
+                if isinstance(other, type) and issubclass(other, ChatPipeline):
+                    return object.__new__(other)
+                return other(task=variant, model=model, **kwargs)
+        return object.__new__(cls)
+
     accepts = "a string, a list of {role, content} messages"
     record_keys = ("messages", "input", "text", "prompt")
     system: str | None = None

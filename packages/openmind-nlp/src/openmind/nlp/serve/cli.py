@@ -22,7 +22,8 @@ then:
   python -c "from openai import OpenAI; c = OpenAI(base_url='http://127.0.0.1:8000/v1', api_key='x'); \\
              print(c.chat.completions.create(model='my-model', messages=[{'role': 'user', 'content': 'Hi'}]))"
 
-Routes: GET /health, GET /v1/models, POST /v1/chat/completions, /v1/completions, /v1/embeddings.
+Routes: GET /health, GET /v1/models, POST /v1/chat/completions, /v1/completions, /v1/embeddings;
+plugins add theirs (openmind-mm: POST /v1/images/generations for a text-to-image folder).
 The server binds to 127.0.0.1 unless --host says otherwise; --api-key is then strongly advised."""
 
 
@@ -75,6 +76,7 @@ def settings_from(ns: Any, name: str):
         request_timeout=d.request_timeout,
         default_max_tokens=min(DEFAULT_MAX_NEW_TOKENS, d.max_tokens_cap),
         strict_schema=bool(getattr(d, "strict_schema", False)),
+        arguments=ns,
     )
 
 

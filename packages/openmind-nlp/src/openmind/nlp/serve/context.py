@@ -58,6 +58,9 @@ class ServeSettings:
     default_max_tokens: int = DEFAULT_MAX_NEW_TOKENS
     #: unknown request fields: 400 (True) or ignored and named in the X-OpenMind-Ignored-Fields header
     strict_schema: bool = False
+    #: the resolved ``openmind deploy`` arguments (plugins' argument groups included: a plugin's
+    #: route reads its own options with ``arguments.get(key)``); ``None`` when built in code
+    arguments: Any = None
 
 
 class ApiError(Exception):
@@ -226,7 +229,7 @@ class ServeContext:
             what = {"embedding": "an embedding model", "chat": "a chat model", "completion": "a causal language model"}
             raise ApiError(
                 400,
-                f"{self.settings.served_model_name!r} is not {what[kind]}; this server offers {', '.join(sorted(self.engine.kinds))}",
+                f"{self.settings.served_model_name!r} is not {what.get(kind, f'a {kind} model')}; this server offers {', '.join(sorted(self.engine.kinds))}",
                 code="unsupported_endpoint",
             )
 
@@ -238,7 +241,10 @@ class ServeContext:
         try:
             job.prompt_tokens = self.engine.prepare(job)
         except OpenMindError as exc:
-            param = exc.location if exc.location in REQUEST_FIELDS else ("messages" if job.kind == "chat" else None)
+            located = exc.location in REQUEST_FIELDS or (
+                job.kind == "chat" and str(exc.location).startswith("messages[")
+            )
+            param = exc.location if located else ("messages" if job.kind == "chat" else None)
             raise ApiError(400, f"[{exc.code}] {exc.message}", param=param) from None
         where = "messages" if job.kind == "chat" else ("input" if job.kind == "embedding" else "prompt")
         if job.prompt_tokens > self.settings.limits.max_prompt_tokens:

@@ -21,7 +21,9 @@ from openmind.nlp.pipelines.base import TokenLogprob  # one definition, shared w
 
 __all__ = ["Engine", "Job", "JobKind", "Output", "Result", "Sampling", "TokenLogprob"]
 
-JobKind = Literal["chat", "completion", "embedding"]
+#: the OpenAI kinds; a :class:`~openmind.nlp.serve.pipeline_engine.TaskEngine` takes its task's name
+#: (``"text2image"`` ...) as the kind of the jobs its routes submit
+JobKind = Literal["chat", "completion", "embedding"] | str
 
 
 @dataclass(frozen=True)
@@ -65,11 +67,13 @@ class Output:
 
 @dataclass
 class Result:
-    """What a job returns: ``n`` outputs (chat / completion) or vectors (embedding)."""
+    """What a job returns: ``n`` outputs (chat / completion), vectors (embedding) or a task pipeline's value."""
 
     outputs: list[Output] = field(default_factory=list)
     embeddings: list[list[float]] = field(default_factory=list)
     prompt_tokens: int = 0
+    #: a task pipeline's own output (:class:`~openmind.nlp.serve.pipeline_engine.TaskEngine`: e.g. PIL images)
+    value: Any = None
 
 
 @dataclass(eq=False)
@@ -109,7 +113,7 @@ class Engine(Protocol):
 
     #: the served model's name (``/v1/models``)
     name: str
-    #: what it can do: a subset of {"chat", "completion", "embedding"}
+    #: what it can do: a subset of {"chat", "completion", "embedding"}, or a served task's name
     kinds: frozenset[str]
     #: LoRA adapters servable by name
     adapters: tuple[str, ...]

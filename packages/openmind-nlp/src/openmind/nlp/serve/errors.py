@@ -28,7 +28,8 @@ S_BAD_ADAPTER = define(
 S_NOT_SERVABLE = define(
     "OM-S004",
     "Model cannot be served",
-    "Serve a causal language model (chat / completions) or a sentence encoder (embeddings); "
+    "Serve a causal language model (chat / completions), a sentence encoder (embeddings) or a model of a task "
+    "a registered route serves (a diffusers text-to-image folder with openmind-mm: /v1/images/generations); "
     "pass --model-group or --template when the chat template cannot be found.",
     ServingError,
 )

@@ -93,7 +93,7 @@ class PipelineEngine:
         kinds = set()
         if generator is not None:
             kinds.add("completion")
-            if getattr(generator, "task", "") == "chat":
+            if _is_chat(getattr(generator, "task", "")):
                 kinds.add("chat")
         if embedder is not None:
             kinds.add("embedding")
@@ -181,7 +181,10 @@ class PipelineEngine:
             ids = wrapper.prompt(conversation, overrides)
             job.prepared = ids
             self._check_controls(job)
-            return len(ids)
+            if isinstance(ids, (list, tuple, str)):
+                return len(ids)
+            # a prompt object of another chat wrapper (images: its backend counts the visual tokens)
+            return len(wrapper.backend.encode(ids))
         if job.kind == "completion":
             tokenizer = self.generator.backend.tokenizer
             self._check_controls(job)
@@ -284,14 +287,84 @@ class PipelineEngine:
         return results  # type: ignore[return-value]
 
 
-def build_engine(ns: Any) -> PipelineEngine:
+class TaskEngine:
+    """Serve one registered task pipeline (e.g. openmind-mm's ``text2image``) to the routes that
+    declare the task (:attr:`~openmind.core.specs.RouteSpec.tasks`).
+
+    A route submits ``Job(kind=TASK, prompt=(inputs, params))``; the engine calls
+    ``pipeline(inputs, **params)`` on the scheduler's worker thread (one job at a time: the
+    scheduler's queue, timeout and cancellation apply) and returns the pipeline's output as
+    :attr:`Result.value`, so the route answers exactly what the pipeline returns.
+    """
+
+    adapters: tuple[str, ...] = ()
+    context_length = None
+
+    def __init__(self, *, name: str, task: str, pipeline: Any) -> None:
+        self.name = name
+        self.task = task
+        self.pipeline = pipeline
+        self.kinds = frozenset({task})
+
+    def prepare(self, job: Job) -> int:
+        job.prepared = job.prompt
+        return 0
+
+    def batch_key(self, job: Job) -> Any:
+        return id(job)  # each request alone: its own parameters, seed and size
+
+    def run_batch(self, jobs: list[Job]) -> list[Result | BaseException]:
+        from openmind.core.errors import OpenMindError
+
+        out: list[Result | BaseException] = []
+        for job in jobs:
+            inputs, params = job.prepared
+            try:
+                out.append(Result(value=self.pipeline(inputs, **params)))
+            except OpenMindError as exc:
+                out.append(exc)
+        return out
+
+
+def served_tasks() -> dict[str, list[str]]:
+    """task -> the registered routes that serve its pipeline (:attr:`RouteSpec.tasks`)."""
+    from openmind.core.plugins import get_registry
+
+    registry = get_registry()
+    served: dict[str, list[str]] = {}
+    for route in registry.routes():
+        for task in route.tasks:
+            served.setdefault(registry.task(task).name, []).append(route.label())
+    return served
+
+
+def _is_chat(task: str) -> bool:
+    """``chat`` and the tasks of other chat wrappers (``mm-chat``: a ``chat``-capable task whose
+    wrapper renders messages itself), never the chat-style instruction tasks (summarization ...)."""
+    if task == "chat":
+        return True
+    if not task:
+        return False
+    from openmind.core.plugins import get_registry
+
+    registry = get_registry()
+    return task in registry.tasks_with("chat") and task not in _INSTRUCTION_TASKS
+
+
+#: chat-capable tasks that are instructions on a chat model, not a conversation API
+_INSTRUCTION_TASKS = ("summarization", "translation")
+
+
+def build_engine(ns: Any) -> PipelineEngine | TaskEngine:
     """Build the engine from resolved unified arguments (``model``, ``template``, ``deploy`` groups)."""
     from openmind.core.api import infer_task
     from openmind.core.errors import OpenMindError
+    from openmind.core.pipelines.model import resolve_model_dir as resolve_any
     from openmind.nlp.pipelines.model import resolve_model_dir
 
     m = ns.model
-    folder = resolve_model_dir(m.model, allow_pickle=m.allow_pickle, revision=m.revision, hub=m.hub)
+    # any model layout first (a diffusers folder has no tokenizer at its top): the task decides
+    folder = resolve_any(m.model, allow_pickle=m.allow_pickle, revision=m.revision, hub=m.hub)
     common = dict(
         framework=m.framework,
         device=m.device,
@@ -306,12 +379,39 @@ def build_engine(ns: Any) -> PipelineEngine:
     from openmind import pipeline
 
     name = ns.deploy.served_model_name or os.path.basename(os.path.normpath(folder.path))
+    served = served_tasks()
+    if task not in ("chat", "text-generation", "text2emb") and task in served:
+        if m.adapter or ns.deploy.lora_adapters:
+            raise S_BAD_ADAPTER.error(
+                f"model {m.model!r} is a {task!r} model: LoRA adapters are served for generative models only",
+                location="--adapter" if m.adapter else "--lora-adapters",
+            )
+        return TaskEngine(name=name, task=task, pipeline=pipeline(task, model=folder.path, **common))
+    if task not in ("chat", "text-generation", "text2emb") and not _is_chat(task):
+        also = "".join(f", {t} ({', '.join(routes)})" for t, routes in sorted(served.items()))
+        raise S_NOT_SERVABLE.error(
+            f"model {m.model!r} is a {task!r} model; the server serves chat, completions and embeddings{also}"
+        )
+    folder = resolve_model_dir(folder.path, allow_pickle=m.allow_pickle)  # NLP: a tokenizer too
     if task == "text2emb":
         return PipelineEngine(name=name, embedder=pipeline("text2emb", model=folder.path, **common))
-    if task not in ("chat", "text-generation"):
-        raise S_NOT_SERVABLE.error(
-            f"model {m.model!r} is a {task!r} model; the server serves chat, completions and embeddings"
+    if task != "chat" and _is_chat(task):
+        # another chat wrapper (openmind-mm's mm-chat for vision-language folders): it takes the
+        # request's messages as they are (image parts too) and its own serving arguments
+        t = ns.template
+        generator = pipeline(
+            task,
+            model=folder.path,
+            system=t.system,
+            template=t.template,
+            model_group=m.model_group,
+            adapter=m.adapter,
+            **common,
         )
+        configure = getattr(generator, "configure_serving", None)
+        if configure is not None:
+            configure(ns)
+        return PipelineEngine(name=name, generator=generator, primary_adapter=bool(m.adapter))
     options: dict[str, Any] = {"adapter": m.adapter, **common}
     t = ns.template
     generator = None

@@ -90,15 +90,37 @@ class ContentPart(BaseModel):
     text: str
 
 
+class ImageUrl(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str = Field(min_length=1)
+    detail: Literal["auto", "low", "high"] | None = None
+
+
+class ImagePart(BaseModel):
+    """OpenAI's image content part; served by vision-language models (openmind-mm), which check
+    the URL (data:, file:// under --media-root, http(s) with --allow-remote-media) and the caps."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["image_url"]
+    image_url: ImageUrl
+
+
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="allow")  # tool_calls, tool_call_id, name ... go to the template
 
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[ContentPart] | None = None
+    content: str | list[ContentPart | ImagePart] | None = None
 
     def plain(self) -> dict[str, Any]:
         out = self.model_dump(exclude_none=True)
-        if isinstance(self.content, list):
+        if isinstance(self.content, list) and any(isinstance(p, ImagePart) for p in self.content):
+            out["content"] = [
+                {"type": "text", "text": p.text}
+                if isinstance(p, ContentPart)
+                else {"type": "image_url", "image_url": {"url": p.image_url.url}}
+                for p in self.content
+            ]
+        elif isinstance(self.content, list):
             out["content"] = "".join(part.text for part in self.content)
         elif self.content is None:
             out["content"] = ""

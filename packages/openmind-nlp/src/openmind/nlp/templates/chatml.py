@@ -7,13 +7,25 @@ Trained: everything the assistant writes after ``<|im_start|>assistant\\n`` up t
 
 from __future__ import annotations
 
-from openmind.nlp.templates.native import NativeTemplate, Pieces, tojson
+from openmind.nlp.templates.native import FastMiss, NativeTemplate, Pieces, tojson
 
 IM_START, IM_END = "<|im_start|>", "<|im_end|>"
 
 
 def turn(role: str, content: str) -> str:
     return IM_START + role + "\n" + content + IM_END + "\n"
+
+
+#: role -> its ChatML header (the fast renderers' role table: an unknown role misses it)
+HEADERS = {role: IM_START + role + "\n" for role in ("system", "user", "assistant", "tool")}
+#: the same without ``tool`` (templates that render tool turns their own way)
+TEXT_HEADERS = {role: HEADERS[role] for role in ("system", "user", "assistant")}
+END = IM_END + "\n"
+
+
+def _turns(messages, headers=HEADERS) -> str:
+    """``messages`` as plain ChatML turns (the fast renderers' loop)."""
+    return END.join([headers[m["role"]] + m["content"] for m in messages]) + END if messages else ""
 
 
 class ChatMLTemplate(NativeTemplate):
@@ -39,6 +51,13 @@ class ChatMLTemplate(NativeTemplate):
         if add_generation_prompt:
             pieces.append((IM_START + "assistant\n", False))
         return pieces
+
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        text = self.bos
+        if self.default_system and messages[0]["role"] != "system":
+            text += turn("system", self.default_system)
+        text += _turns(messages)
+        return text + HEADERS["assistant"] if add_generation_prompt else text
 
 
 class Qwen2Template(ChatMLTemplate):
@@ -67,6 +86,12 @@ class InternLM2Template(ChatMLTemplate):
         if not add_generation_prompt and messages[-1]["role"] == "assistant":
             pieces.append(("</s>", False))
         return pieces
+
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        text = ("<s>" if messages[0]["role"] in ("user", "system") else "") + _turns(messages)
+        if add_generation_prompt:
+            return text + HEADERS["assistant"]
+        return text + "</s>" if messages[-1]["role"] == "assistant" else text
 
 
 TOOLS_INTRO = (
@@ -130,6 +155,19 @@ class Qwen25Template(ChatMLTemplate):
             pieces.append((IM_START + "assistant\n", False))
         return pieces
 
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        first = messages[0]
+        if first["role"] == "system":
+            text = turn("system", first["content"])
+            messages = messages[1:]
+        else:
+            text = turn("system", self.default_system)
+        for m in messages:
+            if "tool_calls" in m:
+                raise FastMiss
+        text += _turns(messages, TEXT_HEADERS)
+        return text + HEADERS["assistant"] if add_generation_prompt else text
+
 
 class Qwen3Template(ChatMLTemplate):
     """Qwen/Qwen3: Qwen2.5's tool format without a default system prompt, plus thinking:
@@ -140,6 +178,8 @@ class Qwen3Template(ChatMLTemplate):
 
     name = "qwen3"
     tool_parser = "hermes"
+    reads_reasoning = True
+    fast = None
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
         first_system = messages[0]["role"] == "system"
@@ -190,6 +230,11 @@ class Qwen3Template(ChatMLTemplate):
         return pieces
 
 
+#: Yi-1.5: role -> (before, after) its content; a system message past the first misses the table
+YI15_BEFORE = {"user": IM_START + "user\n", "assistant": ""}
+YI15_AFTER = {"user": IM_END + "\n" + IM_START + "assistant\n", "assistant": IM_END + "\n"}
+
+
 class Yi15Template(NativeTemplate):
     """01-ai/Yi-1.5-*-Chat (official template): the system text comes first, as is (no ChatML
     turn); each user turn is followed by the assistant header, so the generation prompt is always
@@ -213,6 +258,13 @@ class Yi15Template(NativeTemplate):
                 pieces += [(m["content"] + IM_END, True), ("\n", False)]
         return pieces
 
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        text = ""
+        if messages[0]["role"] == "system":
+            text = "" + messages[0]["content"]
+            messages = messages[1:]
+        return text + "".join([YI15_BEFORE[m["role"]] + m["content"] + YI15_AFTER[m["role"]] for m in messages])
+
 
 class Qwen3VLTextTemplate(ChatMLTemplate):
     """The text part of Qwen/Qwen3-VL-*-Instruct's template (LLaMA-Factory's ``qwen3_vl_nothink``):
@@ -221,6 +273,7 @@ class Qwen3VLTextTemplate(ChatMLTemplate):
     Trained: the answer (and its tool calls) up to ``<|im_end|>``."""
 
     name = "qwen3_vl_nothink"
+    fast = None
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
         first_system = messages[0]["role"] == "system"

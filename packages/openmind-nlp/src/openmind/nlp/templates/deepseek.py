@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from openmind.nlp.templates.native import NativeTemplate, Pieces
+from openmind.nlp.templates.native import FastMiss, NativeTemplate, Pieces
 
 
 class DeepSeekTemplate(NativeTemplate):
@@ -15,6 +15,10 @@ class DeepSeekTemplate(NativeTemplate):
     name = "deepseek"
     bos, eos = "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"
     roles = ("system", "user", "assistant")
+    #: role -> what comes before and after its content (the fast path's table; ``build`` cuts the
+    #: assistant's "Assistant: " after the colon, where training starts)
+    _before = {"system": "", "user": "User: ", "assistant": "Assistant: "}
+    _after = {"system": "\n\n", "user": "\n\n", "assistant": eos}
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
         pieces: Pieces = [(self.bos, False)]
@@ -28,6 +32,11 @@ class DeepSeekTemplate(NativeTemplate):
         if add_generation_prompt:
             pieces.append(("Assistant:", False))
         return pieces
+
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        before, after = self._before, self._after
+        text = self.bos + "".join([before[m["role"]] + m["content"] + after[m["role"]] for m in messages])
+        return text + "Assistant:" if add_generation_prompt else text
 
 
 class DeepSeekR1Template(NativeTemplate):
@@ -91,6 +100,27 @@ class DeepSeekR1Template(NativeTemplate):
         if is_tool:
             pieces.append(("<｜tool▁outputs▁end｜>", False))
         if add_generation_prompt and not is_tool:
-            thinking = options.get("thinking", options.get("enable_thinking", True))
-            pieces.append(("<｜Assistant｜><think>\n" if thinking is not False else "<｜Assistant｜>", False))
+            pieces.append((self.generation_prompt(options), False))
         return pieces
+
+    @staticmethod
+    def generation_prompt(options) -> str:
+        thinking = options.get("thinking", options.get("enable_thinking", True))
+        return "<｜Assistant｜><think>\n" if thinking is not False else "<｜Assistant｜>"
+
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        system, parts = "", []
+        for m in messages:
+            role, content = m["role"], m["content"]
+            if role == "user":
+                parts.append("<｜User｜>" + content)
+            elif role == "assistant":
+                if "</think>" in content:
+                    content = content.split("</think>")[-1]
+                parts.append("<｜Assistant｜>" + content + self.eos)
+            elif role == "system":
+                system = "" + content
+            else:  # tool outputs
+                raise FastMiss
+        text = self.bos + system + "".join(parts)
+        return text + self.generation_prompt(options) if add_generation_prompt else text

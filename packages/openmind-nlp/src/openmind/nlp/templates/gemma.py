@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from openmind.nlp.templates.native import NativeTemplate, Pieces
+from openmind.nlp.templates.native import FastMiss, NativeTemplate, Pieces, alternates
+
+#: role -> its turn header
+HEADERS = {"user": "<start_of_turn>user\n", "assistant": "<start_of_turn>model\n"}
 
 
 class Gemma2Template(NativeTemplate):
@@ -37,6 +40,13 @@ class Gemma2Template(NativeTemplate):
             pieces.append(("<start_of_turn>model\n", False))
         return pieces
 
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        if not alternates([m["role"] for m in messages]):
+            raise FastMiss
+        h = HEADERS
+        text = self.bos + "".join([h[m["role"]] + m["content"].strip() + "<end_of_turn>\n" for m in messages])
+        return text + h["assistant"] if add_generation_prompt else text
+
 
 class Gemma3Template(NativeTemplate):
     """Gemma 3 instruction-tuned (text part):
@@ -67,3 +77,16 @@ class Gemma3Template(NativeTemplate):
         if add_generation_prompt:
             pieces.append(("<start_of_turn>model\n", False))
         return pieces
+
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        prefix = ""
+        if messages[0]["role"] == "system":
+            prefix = messages[0]["content"] + "\n\n"
+            messages = messages[1:]
+        if not messages or not alternates([m["role"] for m in messages]):
+            raise FastMiss
+        h = HEADERS
+        first = h["user"] + prefix + messages[0]["content"].strip() + "<end_of_turn>\n"
+        rest = [h[m["role"]] + m["content"].strip() + "<end_of_turn>\n" for m in messages[1:]]
+        text = self.bos + first + "".join(rest)
+        return text + h["assistant"] if add_generation_prompt else text

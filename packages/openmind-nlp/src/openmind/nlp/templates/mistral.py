@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from openmind.nlp.templates.native import NativeTemplate, Pieces, tojson
+from openmind.nlp.templates.native import FastMiss, NativeTemplate, Pieces, alternates, tojson
 
 
 class MistralTemplate(NativeTemplate):
@@ -34,6 +34,14 @@ class MistralTemplate(NativeTemplate):
             else:
                 pieces.append((m["content"] + self.eos, True))
         return pieces
+
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        if not alternates([m["role"] for m in messages]):
+            raise FastMiss
+        eos = self.eos
+        return self.bos + "".join(
+            ["[INST] " + m["content"] + " [/INST]" if m["role"] == "user" else m["content"] + eos for m in messages]
+        )
 
 
 class MistralV1Template(NativeTemplate):
@@ -69,6 +77,20 @@ class MistralV1Template(NativeTemplate):
             else:
                 pieces.append((" " + m["content"] + self.eos, True))
         return pieces
+
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        head = ""
+        if messages[0]["role"] == "system":
+            head = messages[0]["content"] + "\n\n"
+            messages = messages[1:]
+        if not messages or not alternates([m["role"] for m in messages]):
+            raise FastMiss
+        eos = self.eos
+        rest = [
+            " [INST] " + m["content"] + " [/INST]" if m["role"] == "user" else " " + m["content"] + eos
+            for m in messages[1:]
+        ]
+        return self.bos + " [INST] " + head + messages[0]["content"] + " [/INST]" + "".join(rest)
 
 
 def _mistral_tool_json(tool: dict) -> str:
@@ -163,7 +185,8 @@ class MistralV3Template(NativeTemplate):
 
 class MistralV3TekkenTemplate(MistralV3Template):
     """Mistral v3-tekken (Mistral-Nemo-Instruct-2407): v3 without spaces after the markers and
-    answers kept as written."""
+    answers kept as written. Token for token what ``mistral_common``'s tekken tokenizer
+    (``tekken_240718.json``) encodes, tools and tool results included."""
 
     name = "mistral-v3-tekken"
     sep = ""
@@ -181,14 +204,18 @@ class MistralV7Template(NativeTemplate):
     name = "mistral-v7"
     bos, eos = "<s>", "</s>"
     roles = ("system", "user", "assistant")
+    #: role -> what comes before and after its content
+    _before = {"system": "[SYSTEM_PROMPT] ", "user": "[INST] ", "assistant": " "}
+    _after = {"system": "[/SYSTEM_PROMPT]", "user": "[/INST]", "assistant": eos}
 
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
+        before, after = self._before, self._after
         pieces: Pieces = [(self.bos, False)]
         for m in messages:
-            if m["role"] == "user":
-                pieces.append(("[INST] " + m["content"] + "[/INST]", False))
-            elif m["role"] == "system":
-                pieces.append(("[SYSTEM_PROMPT] " + m["content"] + "[/SYSTEM_PROMPT]", False))
-            else:
-                pieces.append((" " + m["content"] + self.eos, True))
+            role = m["role"]
+            pieces.append((before[role] + m["content"] + after[role], role == "assistant"))
         return pieces
+
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        before, after = self._before, self._after
+        return self.bos + "".join([before[m["role"]] + m["content"] + after[m["role"]] for m in messages])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 import json
+from operator import itemgetter
 from typing import Any
 
 from openmind.nlp.templates.base import Message, Template, _alias_reasoning
@@ -20,9 +21,28 @@ from openmind.nlp.templates.errors import TP_BAD_MESSAGES
 Pieces = list[tuple[str, bool]]
 
 
+class FastMiss(Exception):
+    """Raised by a :meth:`NativeTemplate.fast` renderer for a call it does not cover (tools, tool
+    calls, options it does not read, a conversation the family refuses): the full path renders it
+    or raises the coded error."""
+
+
+#: what makes :meth:`NativeTemplate.render` leave the fast path for the full one: besides
+#: :class:`FastMiss`, the errors a fast renderer hits on bad input (a missing key or unknown role
+#: in its role table, non-text content in a string concatenation, a message that is not a dict)
+_FAST_MISS = (FastMiss, KeyError, TypeError, AttributeError, IndexError)
+_ROLE, _CONTENT, _ONLY_STR = itemgetter("role"), itemgetter("content"), {str}
+
+
 def tojson(value: Any, indent: int | None = None) -> str:
     """``tojson`` exactly as chat templates see it (transformers' filter: no ASCII escaping)."""
     return json.dumps(value, ensure_ascii=False, indent=indent)
+
+
+def alternates(roles: list[str]) -> bool:
+    """user, assistant, user, ... (the fast renderers' check; the full path names the fault)."""
+    users, answers = roles[::2], roles[1::2]
+    return users.count("user") == len(users) and answers.count("assistant") == len(answers)
 
 
 class NativeTemplate(Template):
@@ -31,6 +51,22 @@ class NativeTemplate(Template):
     kind = "native"
     #: roles the family renders; anything else is a coded error (never silently dropped).
     roles: tuple[str, ...] = ("system", "user", "assistant", "tool")
+    #: whether :meth:`build` reads a message's reasoning (``reasoning_content``, aliased from
+    #: ``thinking``/``reasoning`` like transformers does); the alias copy is skipped otherwise
+    reads_reasoning = False
+    #: optional string-only renderer ``fast(messages, add_generation_prompt, options) -> str`` of
+    #: the common case (a non-empty list of messages, no ``tools``): the same text as joining
+    #: :meth:`build`'s pieces without building them (tests hold both to the official template).
+    #: It raises :class:`FastMiss` (or fails on bad input) for anything else, which the full path
+    #: then renders or refuses with the coded error. Rendering with Jinja costs 10-20 us even for
+    #: the smallest templates: the per-message work here has to stay a dict lookup and a concat.
+    fast = None
+    #: ``roles`` as a set, for :meth:`check` (kept in step by ``__init_subclass__``)
+    _role_set: frozenset[str] = frozenset(roles)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._role_set = frozenset(cls.roles)
 
     @abc.abstractmethod
     def build(
@@ -48,17 +84,29 @@ class NativeTemplate(Template):
         **options: Any,
     ) -> str:
         """The prompt string. ``options`` are family switches (e.g. ``enable_thinking`` for Qwen3)."""
-        return "".join(text for text, _ in self._pieces(messages, tools, add_generation_prompt, options))
+        fast = self.fast
+        if fast is not None and tools is None and messages.__class__ is list and messages:
+            try:
+                return fast(messages, add_generation_prompt, {**self.options, **options} if self.options else options)
+            except _FAST_MISS:
+                pass
+        return "".join([text for text, _ in self._pieces(messages, tools, add_generation_prompt, options)])
 
     def segments(self, messages: list[Message], *, tools: list[dict] | None = None, **options: Any) -> Pieces:
         merged: Pieces = []
+        texts: list[str] = []  # the texts of the run being merged (joined once, not pairwise)
+        current = None
         for text, trainable in self._pieces(messages, tools, False, options):
             if not text:
                 continue
-            if merged and merged[-1][1] == trainable:
-                merged[-1] = (merged[-1][0] + text, trainable)
+            if trainable != current:
+                if texts:
+                    merged.append(("".join(texts), current))
+                texts, current = [text], trainable
             else:
-                merged.append((text, trainable))
+                texts.append(text)
+        if texts:
+            merged.append(("".join(texts), current))
         return merged
 
     # ---- helpers for subclasses ------------------------------------------------------
@@ -66,9 +114,26 @@ class NativeTemplate(Template):
         self.check(messages)
         if self.options:
             options = {**self.options, **options}
-        return self.build(_alias_reasoning(messages), tools, add_generation_prompt, options)
+        if self.reads_reasoning:
+            messages = _alias_reasoning(messages)
+        return self.build(messages, tools, add_generation_prompt, options)
 
     def check(self, messages: list[Message]) -> None:
+        """Every message a dict with a role of the family and text content (an assistant turn with
+        ``tool_calls`` may have none); a coded error naming the message otherwise."""
+        try:  # the common case in two C-level passes; _check_each names the fault (or allows it)
+            if (
+                messages.__class__ is list
+                and messages
+                and self._role_set.issuperset(map(_ROLE, messages))
+                and set(map(type, map(_CONTENT, messages))) == _ONLY_STR
+            ):
+                return
+        except (KeyError, TypeError, AttributeError):
+            pass
+        self._check_each(messages)
+
+    def _check_each(self, messages: list[Message]) -> None:
         if not isinstance(messages, (list, tuple)) or not messages:
             raise TP_BAD_MESSAGES.error(f"template {self.name!r}: messages must be a non-empty list of dicts")
         for i, message in enumerate(messages):

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from openmind.nlp.templates.native import NativeTemplate, Pieces
 
+#: role -> the header before its content (every Phi-3 turn ends ``<|end|>\n``)
+PHI3_HEADERS = {"system": "<|system|>\n", "user": "<|user|>\n", "assistant": "<|assistant|>\n"}
+#: role -> (before, after) its content in Phi-4's format
+PHI4_BEFORE = {"system": "<|im_start|>system<|im_sep|>", "user": "<|im_start|>user<|im_sep|>", "assistant": ""}
+PHI4_AFTER = {"system": "<|im_end|>", "user": "<|im_end|><|im_start|>assistant<|im_sep|>", "assistant": "<|im_end|>"}
+
 
 class Phi3Template(NativeTemplate):
     """``<|system|>\\n{system}<|end|>\\n<|user|>\\n{user}<|end|>\\n<|assistant|>\\n{answer}<|end|>\\n``
@@ -20,14 +26,20 @@ class Phi3Template(NativeTemplate):
         pieces: Pieces = []
         for m in messages:
             role, content = m["role"], m["content"]
-            if role == "system" and content:
-                pieces.append(("<|system|>\n" + content + "<|end|>\n", False))
-            elif role == "user":
-                pieces.append(("<|user|>\n" + content + "<|end|>\n", False))
-            elif role == "assistant":
-                pieces += [("<|assistant|>\n", False), (content + "<|end|>", True), ("\n", False)]
-        pieces.append(("<|assistant|>\n", False) if add_generation_prompt else (self.eos, False))
+            if role == "assistant":
+                pieces += [(PHI3_HEADERS[role], False), (content + "<|end|>", True), ("\n", False)]
+            elif content or role != "system":
+                pieces.append((PHI3_HEADERS[role] + content + "<|end|>\n", False))
+        pieces.append((PHI3_HEADERS["assistant"], False) if add_generation_prompt else (self.eos, False))
         return pieces
+
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        h = PHI3_HEADERS
+        text = "<|end|>\n".join([h[m["role"]] + m["content"] for m in messages]) + "<|end|>\n"
+        if "<|system|>\n<|end|>\n" in text:  # maybe an empty system message, which the template leaves out
+            kept = [m for m in messages if m["content"] != "" or m["role"] != "system"]
+            text = "".join([h[m["role"]] + m["content"] + "<|end|>\n" for m in kept])
+        return text + (h["assistant"] if add_generation_prompt else self.eos)
 
 
 class Phi4Template(NativeTemplate):
@@ -44,14 +56,13 @@ class Phi4Template(NativeTemplate):
     def build(self, messages, tools, add_generation_prompt, options) -> Pieces:
         pieces: Pieces = []
         for m in messages:
-            if m["role"] == "system":
-                pieces.append(("<|im_start|>system<|im_sep|>" + m["content"] + "<|im_end|>", False))
-            elif m["role"] == "user":
-                text = "<|im_start|>user<|im_sep|>" + m["content"] + "<|im_end|><|im_start|>assistant<|im_sep|>"
-                pieces.append((text, False))
-            else:
-                pieces.append((m["content"] + "<|im_end|>", True))
+            role = m["role"]
+            pieces.append((PHI4_BEFORE[role] + m["content"] + PHI4_AFTER[role], role == "assistant"))
         return pieces
+
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        before, after = PHI4_BEFORE, PHI4_AFTER
+        return "".join([before[m["role"]] + m["content"] + after[m["role"]] for m in messages])
 
 
 class Phi3MiniTemplate(Phi3Template):
@@ -64,11 +75,14 @@ class Phi3MiniTemplate(Phi3Template):
         pieces: Pieces = []
         for m in messages:
             role, content = m["role"], m["content"]
-            if role == "system":
-                pieces.append(("<|system|>\n" + content + "<|end|>\n", False))
-            elif role == "user":
-                pieces.append(("<|user|>\n" + content + "<|end|>\n", False))
-            elif role == "assistant":
-                pieces += [("<|assistant|>\n", False), (content + "<|end|>", True), ("\n", False)]
-        pieces.append(("<|assistant|>\n", False) if add_generation_prompt else (self.eos, False))
+            if role == "assistant":
+                pieces += [(PHI3_HEADERS[role], False), (content + "<|end|>", True), ("\n", False)]
+            else:
+                pieces.append((PHI3_HEADERS[role] + content + "<|end|>\n", False))
+        pieces.append((PHI3_HEADERS["assistant"], False) if add_generation_prompt else (self.eos, False))
         return pieces
+
+    def fast(self, messages, add_generation_prompt, options) -> str:
+        h = PHI3_HEADERS
+        text = "<|end|>\n".join([h[m["role"]] + m["content"] for m in messages]) + "<|end|>\n"
+        return text + (h["assistant"] if add_generation_prompt else self.eos)

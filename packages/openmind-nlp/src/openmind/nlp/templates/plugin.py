@@ -40,6 +40,8 @@ R = {
     "yi1.5": "d46a86f116c926da86c9232a071e325115772dcf7a55e6881c09c6b43e864dc7",
     "gemma3": "8d9e3a3c114fb2053ec500184677af4f7e5f8ec2582443cd535834e68b3ade29",
     "internlm3": "49aa7cb516942cc5a17d45ed2939828e3b5e4188dc487a3c4b64a570e5b5111f",
+    "llama4": "579516553b357b16ac3f31372f4fda04daf895d0f9361c49169cbb86a751b6ab",
+    "llama4-transformers": "9bcc2b35f15730186459ff95c30804d7b97eeb97360b71b432f5564aab789f04",
 }
 LLAMA3_STOP = ("<|eot_id|>", "<|end_of_text|>")
 LLAMA31_STOP = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>")
@@ -74,6 +76,16 @@ TEMPLATES = (
         stop_words=LLAMA31_STOP,
         revisions=(("Llama-3.2-Instruct", R["llama3.2"]),),
         description="Llama 3.2 Instruct: 3.1's format with today's date (date_string=...)",
+    ),
+    TemplateSpec(
+        name="llama4",
+        impl=f"{M}.llama:Llama4Template",
+        stop_words=("<|eot|>", "<|eom|>", "<|end_of_text|>"),
+        revisions=(
+            ("Llama-4-Instruct", R["llama4"]),
+            ("Llama-4-Instruct (transformers Llama4Processor default)", R["llama4-transformers"]),
+        ),
+        description="Llama 4 Instruct, text part: <|header_start|>role<|header_end|> turns, tools, ipython",
     ),
     TemplateSpec(
         name="qwen2",
@@ -187,8 +199,10 @@ TEMPLATES = (
         name="internlm3",
         impl=f"{M}.chatml:InternLM3Template",
         stop_words=("<|im_end|>", "</s>"),
-        revisions=(("internlm3-8b-instruct", R["internlm3"]),),
-        description="InternLM3-Instruct: <s> + ChatML",
+        # InternLM2.5-chat publishes the very same text
+        revisions=(("internlm2_5-chat/internlm3-8b-instruct", R["internlm3"]),),
+        aliases=("internlm2.5",),
+        description="InternLM2.5-chat and InternLM3-Instruct: <s> + ChatML",
     ),
     TemplateSpec(
         name="baichuan2",

@@ -145,7 +145,7 @@ def template_for_source(
 
 def _add_family_stop_words(template: JinjaTemplate, source: str, model_dir, model_group, registry) -> None:
     """A folder's own template through Jinja stops at its EOS, and at the end-of-turn words of its
-    family's template that the folder's template writes too (``<|im_end|>`` for an InternLM2.5)."""
+    family's template that the folder's template writes too (``<|im_end|>`` for an InternLM2 folder of another revision)."""
     from openmind.nlp.templates.matching import match_model_dir
     from openmind.nlp.templates.matching import model_group as group_named
 

@@ -86,8 +86,23 @@ class TorchAudioClassification(_AudioTask):
 
 
 class TorchTextToSpeech(TorchTransformersTask):
+    """transformers' ``text-to-audio`` pipeline, one text at a time; ``seed`` seeds torch's
+    generator before each text (what ``torch.manual_seed(seed); hf(text)`` gives)."""
+
     auto_class = "AutoModelForTextToWaveform"
     hf_task = "text-to-audio"
+
+    def forward(self, features: list[Any], params: Any) -> list[Any]:
+        torch = import_torch()
+        kwargs = self.hf_kwargs(params)
+        seed = kwargs.pop("seed", None)
+        out = []
+        with torch.inference_mode():
+            for item in features:
+                if seed is not None:
+                    torch.manual_seed(seed)
+                out.append(self.call(item, kwargs))
+        return out
 
 
 class TorchImageTextGeneration(Pipeline):
