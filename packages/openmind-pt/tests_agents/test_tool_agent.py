@@ -12,12 +12,19 @@ The model: a random tiny Llama (hidden 96, 2 layers) with the real Llama-2 token
 template's special strings as plain text. Training data is encoded by openmind's own ``qwen2.5``
 template (``Template.encode``: the ids and label masks SFT uses), so the model learns exactly the
 prompt the server renders. Why not ``openmind.train``: every row starts with the same ~280-token
-tool system prompt and the 32k-vocabulary head dominates the step, so SFT here took ~30 min (the
-last session's attempt never finished). The loop below computes the same loss (checked against
+tool system prompt and the 32k-vocabulary head dominates the step: 6.8 s a step (batch 16) on
+this loaded machine, ~30 min for 300 steps (the last session's attempt never finished). The loop below computes the same loss (checked against
 transformers' own ``labels=`` loss on the first batch) with the shared prompt prefix encoded once
-per batch and the head applied only where labels are (300 steps: ~2 min on one quiet core). The
-loss sits at ~0.2 (format learnt, values not copied yet) until step ~200, then falls: the copy is
-learnt late, so fewer steps or a narrower model (hidden 64 was still on the plateau at 150) fail.
+per batch and the head applied only where labels are (~0.3 s a step at hidden 64, batch 16, on
+one core). NOT PASSING YET (so not in the default nox set). Measured here, batch 16, cosine schedule:
+the loss reaches ~0.2 within ~100 steps (the format and the tool choice are learnt) and sits there
+while the values (city, numbers, the tool's result) are not copied yet:
+hidden 64 / lr 5e-3: still 0.20 at step 150; hidden 96 / lr 5e-3 / 300 steps: the loss fell to 0.13
+only once the learning rate had decayed (steps 200-300), held-out exact match 0.03 (call) / 0.33
+(answer); 400 steps at lr 5e-3, or 8 heads at lr 1e-2: 0.19 at the end; lr 1e-3 / 300 steps:
+0.23; lr 2e-3 / 300 steps (hidden 96): the copy is learnt from step ~180 (0.13 at 200, 0.09 at 250,
+final 0.089), held-out exact match 0.45 (call) / 0.575 (answer), and both clients then got parsed
+tool calls with a wrong city. Set here: lr 2e-3 for 500 steps (not yet seen to pass).
 """
 
 from __future__ import annotations
@@ -63,7 +70,7 @@ TOOLS = [
         },
     },
 ]
-STEPS, BATCH, LR, HIDDEN = 300, 16, 2e-3, 96
+STEPS, BATCH, LR, HIDDEN = 500, 16, 2e-3, 96
 
 
 def conversation(kind: str, x, y) -> list[dict]:
