@@ -107,3 +107,51 @@ def test_a_task_without_a_default_model_needs_one():
     with pytest.raises(OpenMindError) as info:
         openmind.pipeline("chat")
     assert info.value.code == "OM-A004" and "default model" in str(info.value)
+
+
+def test_openmind1_builtin_dataset_names_are_pulled_from_the_modelers_hub(modelers_hub, tmp_path, monkeypatch):
+    """A 1.0 train YAML naming 1.0's built-in datasets (alpaca_zh_51k, sharegpt_gpt4) loads them from
+    the Modelers repositories 1.0 named, pulled on demand through the hub layer, then offline."""
+    import json
+
+    from openmind.core import args as A
+    from openmind.core.errors import OpenMindError
+    from openmind.data.api import load_dataset
+
+    monkeypatch.chdir(tmp_path)
+    alpaca = [
+        {"instruction": "把这句话翻译成英文", "input": "你好", "output": "Hello"},
+        {"instruction": "1+1等于几？", "input": "", "output": "2"},
+    ]
+    sharegpt = [{"conversations": [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello!"}]}]
+    (tmp_path / "alpaca_zh_51k.json").write_text(json.dumps(alpaca, ensure_ascii=False), encoding="utf-8")
+    (tmp_path / "sharegpt.jsonl").write_text("".join(json.dumps(r) + "\n" for r in sharegpt), encoding="utf-8")
+    modelers_hub.add_repo("AI-Research/alpaca_zh_51k", {"alpaca_zh_51k.json": tmp_path / "alpaca_zh_51k.json"})
+    modelers_hub.add_repo("AI-Research/sharegpt_gpt4", {"data/train.jsonl": tmp_path / "sharegpt.jsonl"})
+    config = tmp_path / "sft.yaml"
+    config.write_text(
+        "model_name_or_path: ./never-loaded\nstage: sft\ndo_train: true\nfinetuning_type: lora\n"
+        "lora_target_modules: q_proj,v_proj\ndataset: alpaca_zh_51k,sharegpt_gpt4\noutput_dir: ./saves\n",
+        encoding="utf-8",
+    )
+    ns = A.parse(["model", "template", "data", "finetuning", "training"], config=config)
+    assert ns.dialect == "openmind1"
+    rows = load_dataset(ns.data, stage="sft", quiet=True)
+    expected = [
+        [{"role": "user", "content": "把这句话翻译成英文\n你好"}, {"role": "assistant", "content": "Hello"}],
+        [{"role": "user", "content": "1+1等于几？"}, {"role": "assistant", "content": "2"}],
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}],
+    ]
+    messages = [[{k: m[k] for k in ("role", "content")} for m in row] for row in rows["messages"]]
+    assert messages == expected
+    pulled = {line for line in map(str, modelers_hub.log)}
+    assert any("alpaca_zh_51k" in line for line in pulled) and any("sharegpt_gpt4" in line for line in pulled)
+    monkeypatch.setenv("OPENMIND_OFFLINE", "1")  # pulled once: the cached copies serve the next run
+    requests = len(modelers_hub.log)
+    again = load_dataset(ns.data, stage="sft", quiet=True)
+    assert [[{k: m[k] for k in ("role", "content")} for m in row] for row in again["messages"]] == expected
+    assert len(modelers_hub.log) == requests
+    config.write_text(config.read_text(encoding="utf-8").replace("alpaca_zh_51k,sharegpt_gpt4", "alpaca"))
+    with pytest.raises(OpenMindError) as info:  # never pulled, offline: at once, no retries
+        load_dataset(A.parse(["model", "template", "data", "finetuning", "training"], config=config).data)
+    assert info.value.code == "OM-H011" and "AI_Connect/alpaca" in info.value.message

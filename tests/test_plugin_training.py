@@ -102,10 +102,15 @@ def test_plugin_training_stage_runs_through_openmind_train(tmp_path):
 
 
 def test_registered_training_task_without_trainer_is_an_honest_coded_error(tmp_path):
-    """mm-sft is registered by openmind-mm but nothing trains it yet: OM-T012 names what is missing,
-    and the support matrix shows its trainer wrapper as MISSING."""
-    done = openmind("train", "--stage", "mm-sft", "--model", "m", "--dataset", "d.jsonl")
+    """mm-sft is registered by openmind-mm's task plugin and trained through its ``mm-training``
+    plugin: with that plugin disabled, OM-T012 names what is missing (before anything is read), and
+    the support matrix shows its trainer wrapper as MISSING."""
+    off = {"OPENMIND_DISABLE_PLUGINS": "mm-training"}
+    done = openmind("train", "--stage", "mm-sft", "--model", "m", "--dataset", "d.jsonl", env=off)
     assert done.returncode != 0
-    assert "OM-T012" in done.stderr and "trainer wrapper" in done.stderr and "framework trainer" in done.stderr
-    row = [line for line in openmind("list", "tasks").stdout.splitlines() if line.startswith("mm-sft ")][0]
+    assert "OM-T012" in done.stderr and "no trainer wrapper (TrainerWrapperSpec(task='mm-sft'))" in done.stderr
+    assert "framework trainer" in done.stderr  # the hint names the other half
+    row = [line for line in openmind("list", "tasks", env=off).stdout.splitlines() if line.startswith("mm-sft ")][0]
     assert "MISSING" in row
+    row = [line for line in openmind("list", "tasks").stdout.splitlines() if line.startswith("mm-sft ")][0]
+    assert "MISSING" not in row  # with it: trainable

@@ -190,6 +190,45 @@ def test_openmind1_yaml_is_detected_and_mapped(tmp_path, capsys, monkeypatch):
     assert "lora_target_modules' -> lora_target: 'q_proj,v_proj'" in capsys.readouterr().err
 
 
+def test_openmind1_builtin_dataset_names_resolve_to_their_hub_datasets(tmp_path, monkeypatch):
+    """1.0's built-in names (its wheel's flow/configs/dataset_info.json) become Modelers entries under
+    the user's custom_dataset_info (1.0: dataset_info.update(custom)); a dataset_dir of the user's wins."""
+    import json
+
+    from openmind.core.compat.openmind1 import BUILTIN_DATASETS
+
+    monkeypatch.setenv("OPENMIND_CACHE", str(tmp_path / "cache"))
+    assert sorted(BUILTIN_DATASETS) == [
+        "alpaca",
+        "alpaca-gpt4-data",
+        "alpaca-gpt4-data-zh",
+        "alpaca_zh_51k",
+        "sharegpt_gpt4",
+    ]
+    config = tmp_path / "a.yaml"
+    head = "model_name_or_path: m\nstage: sft\ndo_train: true\nlora_target_modules: q_proj\noutput_dir: out\n"
+
+    def registry(ns):
+        return json.loads((Path(ns.data.dataset_dir) / "dataset_info.json").read_text())
+
+    config.write_text(head + "dataset: alpaca_zh_51k, sharegpt_gpt4\n")
+    ns = A.parse(TRAIN, config=config)
+    assert ns.dialect == "openmind1" and ns.data.dataset == ["alpaca_zh_51k", "sharegpt_gpt4"]
+    assert registry(ns) == {
+        "alpaca_zh_51k": {"om_hub_url": "AI-Research/alpaca_zh_51k"},
+        "sharegpt_gpt4": {"om_hub_url": "AI-Research/sharegpt_gpt4", "formatting": "sharegpt"},
+    }
+    custom = tmp_path / "custom.json"
+    custom.write_text(json.dumps({"alpaca": {"local_path": "./mine", "file_name": "a.json"}}))
+    config.write_text(head + f"dataset: alpaca,alpaca-gpt4-data\ncustom_dataset_info: {custom}\n")
+    assert registry(A.parse(TRAIN, config=config)) == {
+        "alpaca": {"file_name": str(tmp_path / "mine" / "a.json")},  # the user's entry wins, as in 1.0
+        "alpaca-gpt4-data": {"om_hub_url": "AI_Connect/alpaca-gpt4-data"},
+    }
+    config.write_text(head + f"dataset: alpaca\ndataset_dir: {tmp_path}\n")
+    assert A.parse(TRAIN, config=config).data.dataset_dir == str(tmp_path)
+
+
 def test_openmind1_defaults_and_export(tmp_path):
     config = tmp_path / "full.yaml"
     config.write_text("model_id: Qwen2-7B\nload_in_4bit: true\noutput_dir: out\n")

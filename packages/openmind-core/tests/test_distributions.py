@@ -12,7 +12,7 @@ from openmind.core.errors import OpenMindError
 
 #: every first-party plugin except the core's own
 OTHERS = (
-    "nlp,nlp-templates,nlp-training,nlp-serve,nlp-eval,data,mm,mm-serve,pt,pt-training,pt-quickstart,ms,ms-mindformers,"
+    "nlp,nlp-templates,nlp-training,nlp-serve,nlp-eval,data,mm,mm-serve,mm-training,pt,pt-training,pt-quickstart,ms,ms-mindformers,"
     "testplugin"
 )
 

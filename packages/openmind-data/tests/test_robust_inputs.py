@@ -138,6 +138,11 @@ def test_mllm_demo_names_the_multimodal_path(tmp_path, capsys):
     argv = ["data", "prepare", "--dataset", "mllm_demo", "--dataset-dir", str(LF), "--model", str(tok)]
     assert main([*argv, "--template", "llama2", "--data-cache-dir", str(tmp_path / "c")]) != 0
     assert "OM-D012" in capsys.readouterr().err
+    # --stage mm-sft with a text model: the model folder is named as the thing to change
+    assert main([*argv, "--stage", "mm-sft", "--data-cache-dir", str(tmp_path / "c")]) != 0
+    err = capsys.readouterr().err
+    assert "OM-D015" in err and "vision-language model" in err
+    # with a vision-language model it prepares: test_multimodal.py
 
 
 def test_hub_entry_offline_fails_at_once(tmp_path, monkeypatch):

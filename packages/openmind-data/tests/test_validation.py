@@ -127,6 +127,9 @@ def test_image_placeholders_without_images(tmp_path):
             "images": images,
         }
 
+    from PIL import Image
+
+    Image.new("RGB", (8, 8)).save(tmp_path / "cat.png")  # media files are checked too (test_multimodal.py)
     path = write_jsonl(
         tmp_path / "mm.jsonl",
         [

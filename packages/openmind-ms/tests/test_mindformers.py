@@ -143,11 +143,11 @@ def test_training_arguments_translation(llama2_dir):
 def test_native_trainer_launch_command(monkeypatch):
     from openmind.ms.training.trainer import MindSporeTrainer
 
+    # no data-parallel step in the native trainer yet: --nproc > 1 is refused before any process starts
     args = types.SimpleNamespace(training=types.SimpleNamespace(nproc=2, output_dir="/tmp/run"))
-    monkeypatch.delenv("RANK_ID", raising=False)
-    monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/msrun")
-    cmd = MindSporeTrainer.launch_command(args, ["sft.yaml"])
-    assert cmd[:3] == ["msrun", "--worker_num=2", "--local_worker_num=2"] and cmd[-2:] == ["train", "sft.yaml"]
-    monkeypatch.setenv("RANK_ID", "0")
+    with raises_code("OM-T014") as info:
+        MindSporeTrainer.launch_command(args, ["sft.yaml"])
+    assert "msrun" in info.value.message and info.value.location == "nproc"
+    args.training.nproc = 1
     assert MindSporeTrainer.launch_command(args, ["sft.yaml"]) is None
     pytest.importorskip("mindspore")

@@ -17,7 +17,7 @@ def test_run_with_1_0_json_input_equals_the_pipeline(llama2_dir, capsys):
     assert rc == 0, err
     assert "the 2.x command is: openmind run text-generation --model" in err
     expected = pipeline("text-generation", model=str(llama2_dir), device="cpu")("Hello there", max_new_tokens=5)
-    assert expected["generated_text"] in out
+    assert expected[0]["generated_text"] in out
 
 
 def test_chat_understands_exit_and_clear(llama2_dir, capsys, monkeypatch):

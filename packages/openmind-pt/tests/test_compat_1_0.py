@@ -99,5 +99,5 @@ def test_pipeline_as_in_1_0(llama2_dir):
     from openmind import pipeline
 
     generator = pipeline("text-generation", model=str(llama2_dir), framework="pt", max_new_tokens=4, temperature=0)
-    out = generator("Hello")
+    (out,) = generator("Hello")  # 1.0: a list of one {"generated_text"} per prompt
     assert out["generated_text"].startswith("Hello") and len(out["generated_text"]) > len("Hello")

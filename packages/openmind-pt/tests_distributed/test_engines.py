@@ -1,6 +1,8 @@
 """FSDP2 and DeepSpeed ZeRO-2 on 2 gloo processes give the 1-process loss curve (10 steps, 1e-4) and
-weights; the consolidated safetensors are what `openmind export` writes; a 2-"node" torchrun run
-(two agents, nnodes=2) equals the 1-node 2-process run; impossible combinations fail before any step."""
+weights; a run of either engine SIGKILLed after a checkpoint and resumed ends exactly where the
+uninterrupted run ends; the consolidated safetensors are what `openmind export` writes; a 2-"node"
+torchrun run (two agents, nnodes=2) equals the 1-node 2-process run; impossible combinations fail
+before any step."""
 
 from __future__ import annotations
 
@@ -14,9 +16,15 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from openmind.nlp.testing.resume import train_command
+from openmind.nlp.testing.resume import kill_after_checkpoint, plant_partial_checkpoint, resume, train_command
 
 STEPS = ["--max-steps", "10", "--save-steps", "10", "--seed", "3"]
+#: the engines' runs: 2 processes of 4 rows each (the 1-process reference takes 8 per step)
+ENGINES = {
+    "fsdp": ["--per-device-train-batch-size", "4", "--nproc", "2", "--fsdp", "full_shard"],
+    "z2": ["--per-device-train-batch-size", "4", "--nproc", "2", "--deepspeed", "z2"],
+}
+needs_deepspeed = pytest.mark.skipif(importlib.util.find_spec("deepspeed") is None, reason="deepspeed is not installed")
 
 
 def _run(cmd, env, timeout=600):
@@ -45,25 +53,25 @@ def one_process(tiny_dir, sft_file, work, env):
     return out
 
 
+@pytest.fixture(scope="module")
+def engine_runs(tiny_dir, sft_file, work, env):
+    """The uninterrupted 10-step run of each engine, made once (the equality and resume tests share it)."""
+    runs: dict[str, tuple] = {}
+
+    def get(engine: str):
+        if engine not in runs:
+            out = work / engine
+            done, _ = _run(train_command(tiny_dir, sft_file, out, *STEPS, *ENGINES[engine]), env)
+            runs[engine] = (out, done)
+        return runs[engine]
+
+    return get
+
+
 def test_fsdp_full_shard_equals_one_process_and_exports_what_it_trained(
-    tiny_dir, sft_file, work, env, one_process, tmp_path
+    tiny_dir, sft_file, work, env, one_process, engine_runs, tmp_path
 ):
-    out = work / "fsdp"
-    done, _ = _run(
-        train_command(
-            tiny_dir,
-            sft_file,
-            out,
-            *STEPS,
-            "--per-device-train-batch-size",
-            "4",
-            "--nproc",
-            "2",
-            "--fsdp",
-            "full_shard",
-        ),
-        env,
-    )
+    out, done = engine_runs("fsdp")
     assert "launching 2 processes" in done.stderr
     args = json.loads(json.dumps(torch.load(out / "training_args.bin", weights_only=False).to_dict()))
     assert args["fsdp_config"]["version"] == 2 and args["fsdp_config"]["reshard_after_forward"] is True
@@ -88,18 +96,60 @@ def test_fsdp_full_shard_equals_one_process_and_exports_what_it_trained(
         assert torch.equal(merged[name], value), name
 
 
-@pytest.mark.skipif(importlib.util.find_spec("deepspeed") is None, reason="deepspeed is not installed")
-def test_deepspeed_zero2_equals_one_process(tiny_dir, sft_file, work, env, one_process):
-    out = work / "z2"
-    _run(
-        train_command(
-            tiny_dir, sft_file, out, *STEPS, "--per-device-train-batch-size", "4", "--nproc", "2", "--deepspeed", "z2"
-        ),
-        env,
-    )
+@needs_deepspeed
+def test_deepspeed_zero2_equals_one_process(one_process, engine_runs):
+    out, _ = engine_runs("z2")
     assert (out / "checkpoint-10" / "global_step10").is_dir()  # DeepSpeed's own (ZeRO-partitioned) checkpoint
     assert _losses(out) == pytest.approx(_losses(one_process), abs=1e-4)
     _same_weights(one_process, out)
+
+
+@pytest.mark.parametrize("engine", ["fsdp", pytest.param("z2", marks=needs_deepspeed)])
+def test_sigkill_then_resume_is_exact(engine, tiny_dir, sft_file, work, env, engine_runs):
+    """Killed once checkpoint-4 is complete (a half-written checkpoint-8 planted), resumed with
+    --resume true: the same losses, weights and final checkpoint as the uninterrupted run."""
+    ref, _ = engine_runs(engine)
+    run = work / f"{engine}-killed"
+    cmd = train_command(
+        tiny_dir, sft_file, run, "--max-steps", "10", "--save-steps", "4", "--seed", "3", *ENGINES[engine]
+    )
+    kill_after_checkpoint(cmd, env, run, step=4, timeout=600, group=True)  # launcher and workers
+    partial = plant_partial_checkpoint(run, step=8)
+    done = resume(cmd, env, timeout=600)
+    summary = json.loads((run / "train_summary.json").read_text())
+    assert summary["resumed_from"].endswith("checkpoint-4"), done.stderr[-2000:]
+    assert summary["global_step"] == 10
+    assert _losses(run) == pytest.approx(_losses(ref), abs=1e-6)
+    assert len(_losses(run)) == 10  # the log of the killed part is carried over
+    _same_weights(ref, run, atol=1e-6)
+    assert partial.is_file()  # rewritten, complete this time
+
+
+def test_killing_the_launcher_stops_the_workers(tiny_dir, sft_file, work, env):
+    """SIGKILL of `openmind train --nproc 2` alone (not its process tree): torchrun, told by the kernel
+    that its parent died, stops both workers; nothing goes on training into the run folder."""
+    import signal
+
+    from openmind.core.training.layout import CHECKPOINT_MARKER
+    from openmind.nlp.testing.resume import descendants, is_alive
+
+    run = work / "orphans"
+    cmd = train_command(
+        tiny_dir, sft_file, run, "--max-steps", "400", "--save-steps", "2", "--seed", "3", *ENGINES["fsdp"][:4]
+    )
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 600
+    while not (run / "checkpoint-2" / CHECKPOINT_MARKER).exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    job = descendants(proc.pid)
+    assert len(job) >= 3, job  # torchrun and its 2 workers
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    deadline = time.time() + 90
+    while any(is_alive(pid) for pid in job) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in job if is_alive(pid)]
+    assert not (run / "train_summary.json").exists()
 
 
 def test_two_nodes_equal_one_node_two_processes(tiny_dir, sft_file, work, env):

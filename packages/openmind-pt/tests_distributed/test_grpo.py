@@ -1,6 +1,7 @@
-"""GRPO raises the expected exact-match reward on single-digit addition (a tiny model first taught
-the format by a short SFT). Long (about 8 minutes on 2 loaded cores): run by ``nox -s distributed``
-with the other long training tests, not by ``tests(framework='pt')``."""
+"""GRPO raises the expected exact-match reward on single-digit addition clearly (+0.1 or more): a tiny
+model is first taught the task by a short SFT (right about half the time: rewards are non-zero and
+GRPO has room), then 30 GRPO steps sharpen it. Long (about 5 minutes on 2 loaded cores): run by
+``nox -s distributed`` with the other long training tests, not by ``tests(framework='pt')``."""
 
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ def test_grpo_raises_the_expected_exact_match_reward_on_addition(tmp_path):
     from openmind.nlp.testing.synthetic import write_jsonl
     from openmind.pt.testing import tiny_llama
 
-    rows = _addition_rows(5)
+    rows = _addition_rows(3)  # 9 prompts (0+0= .. 2+2=): each is drawn ~13 times in 30 steps
     data = write_jsonl(tmp_path / "add.jsonl", rows)
     base = tiny_llama(tmp_path / "base", hidden_size=64, layers=2, heads=4, seed=0)
     common = quick(per_device_train_batch_size=32)
@@ -84,7 +85,7 @@ def test_grpo_raises_the_expected_exact_match_reward_on_addition(tmp_path):
         dataset=[str(data)],
         finetuning_type="full",
         output_dir=str(sft),
-        **{**common, "max_steps": 100, "learning_rate": 3e-3},
+        **{**common, "max_steps": 60, "learning_rate": 3e-3},
     )
     before = _expected_reward(sft, rows, 0.7)
     out = tmp_path / "grpo"
@@ -103,8 +104,8 @@ def test_grpo_raises_the_expected_exact_match_reward_on_addition(tmp_path):
         **{**common, "max_steps": 30, "learning_rate": 1e-3},
     )
     after = _expected_reward(out, rows, 0.7)
-    assert 0.05 < before < 0.9, before  # the SFT model is right sometimes: GRPO has a signal
-    # measured: 0.272 -> 0.287 (30 GRPO steps, 4 prompts x 8 completions each)
-    assert after > before + 0.01, (before, after)
+    assert 0.3 < before < 0.8, before  # the SFT model is right about half the time: GRPO has a signal and room
+    # measured: 0.579 -> 0.718 (30 GRPO steps, 4 prompts x 8 completions each; seeded, one thread)
+    assert after >= before + 0.1, (before, after)
     rewards = [h["reward"] for h in result.history if "reward" in h]
     assert len(rewards) == 30

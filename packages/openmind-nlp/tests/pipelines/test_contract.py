@@ -276,12 +276,18 @@ def test_chat_wrapper_shapes_prompts_and_streams(scripted):
 def test_instruction_and_text_generation_wrappers(scripted):
     from openmind import pipeline
 
-    gen = pipeline("text-generation", model=str(scripted))
+    gen = pipeline("text-generation", model=str(scripted), return_format="openmind")
     assert gen("Hello")["generated_text"] == "Hello" + "2 tokens STOP after"
     assert gen("Hello", return_full_text=False) == {"generated_text": "2 tokens STOP after"}
     assert ScriptedGenerative.calls[-1][0] == ["Hello"]  # text prompt: the backend adds BOS
+    legacy = pipeline("text-generation", model=str(scripted))  # 1.0 / transformers: a list per prompt
+    assert legacy("Hello") == [{"generated_text": "Hello" + "2 tokens STOP after"}]
+    assert legacy(["Hello", "Hi"]) == [
+        [{"generated_text": "Hello2 tokens STOP after"}],
+        [{"generated_text": "Hi2 tokens STOP after"}],
+    ]
     translate = pipeline("translation", model=str(scripted), target_lang="German")
-    out = translate("Good morning")
+    (out,) = translate("Good morning")
     assert list(out) == ["translation_text"]
     text = translate.backend.tokenizer.decode(ScriptedGenerative.calls[-1][0][0])
     assert "into German" in text and "Good morning" in text
@@ -324,9 +330,14 @@ def test_encoder_wrappers_shape_outputs(monkeypatch, tmp_path, tokenizer_files):
     object.__setattr__(spec, "load", lambda: ScriptedClassifier)
     monkeypatch.setattr(wrapper, "select", lambda kind, task, framework: (spec, "test"))
     folder = make_model_dir(tmp_path / "cls", tokenizer_files, {"architectures": ["BertForSequenceClassification"]})
-    classify = pipeline("text-classification", model=str(folder))
+    classify = pipeline("text-classification", model=str(folder), return_format="openmind")
     assert classify("x") == {"label": "pos", "score": 0.7}
     assert classify(["x", "y"]) == [{"label": "pos", "score": 0.7}] * 2
     assert len(classify("x", top_k=None)) == 2
+    legacy = pipeline("text-classification", model=str(folder))  # 1.0 / transformers shapes
+    assert legacy("x") == [{"label": "pos", "score": 0.7}]
+    assert legacy(["x", "y"]) == [{"label": "pos", "score": 0.7}] * 2
+    assert legacy(["x", "y"], top_k=1) == [[{"label": "pos", "score": 0.7}]] * 2
+    assert code_of(pipeline, "text-classification", model=str(folder), return_format="2.x").code == "OM-I102"
     assert code_of(classify, 3).location == "input"
     assert code_of(pipeline, "text-classification", model=str(folder), batch_size=0).code == "OM-I102"

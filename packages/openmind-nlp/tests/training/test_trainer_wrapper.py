@@ -127,11 +127,18 @@ def test_cli_train_and_nproc_relaunch(tmp_path, monkeypatch):
     from openmind.core.cli.main import main
 
     ran = []
-    monkeypatch.setattr(subprocess, "run", lambda cmd, check=False: ran.append(cmd) or type("R", (), {"returncode": 0}))
+    hooks = []
+
+    def run(cmd, check=False, preexec_fn=None):
+        hooks.append(preexec_fn)
+        return ran.append(cmd) or type("R", (), {"returncode": 0})
+
+    monkeypatch.setattr(subprocess, "run", run)
     out = tmp_path / "run"
     code = main(["train", "--model", "m", "--dataset", "d.jsonl", "--output-dir", str(out), "--nproc", "2"])
     assert code == 0
     assert ran == [["launcher", "-n", "2", str(out / A.ARGS_FILE)]]
+    assert callable(hooks[0])  # the job is told to stop when the launcher dies (Linux)
     # the workers read back exactly the resolved arguments
     assert A.load_run(out)["nproc"] == 2
     code = main(["train", "--model", "m", "--dataset", "d.jsonl", "--output-dir", str(tmp_path / "one")])

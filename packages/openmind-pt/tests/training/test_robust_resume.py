@@ -3,11 +3,13 @@ damaged model folders fail with located, coded errors (never OM-P004) and change
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import quick
@@ -173,16 +175,54 @@ def test_output_dir_is_a_file(tmp_path, sft_file):
     assert (tmp_path / "f").read_text() == "keep me"
 
 
-@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0, reason="root ignores permissions")
+@contextlib.contextmanager
+def read_only_dir(folder: Path):
+    """``folder`` made unwritable for real, also as root (CI runs as root, which ignores mode bits):
+    mode 0o555 for other users; as root ``chattr +i`` (ext4/xfs), else a read-only tmpfs mounted on
+    it. Yields how, or skips naming what was tried when the machine allows none of them."""
+    import subprocess
+
+    folder.mkdir()
+    tried = []
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield "mode 0o555"
+        finally:
+            folder.chmod(0o755)
+        return
+    for how, on, off in (
+        ("chattr +i", ["chattr", "+i", str(folder)], ["chattr", "-i", str(folder)]),
+        (
+            "read-only tmpfs",
+            ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(folder)],
+            ["umount", str(folder)],
+        ),
+    ):
+        try:
+            done = subprocess.run(on, capture_output=True, text=True, timeout=30)
+        except OSError as exc:
+            tried.append(f"{how}: {exc}")
+            continue
+        if done.returncode != 0:
+            tried.append(f"{how}: {done.stderr.strip() or done.returncode}")
+            continue
+        try:
+            with pytest.raises(OSError):  # the premise: nobody, root included, can write here now
+                (folder / "probe").write_text("x")
+            yield how
+        finally:
+            subprocess.run(off, capture_output=True, timeout=30)
+        return
+    pytest.skip("cannot make a folder read-only as root here: " + "; ".join(tried))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
 def test_output_dir_read_only(tmp_path, sft_file):
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    ro.chmod(0o555)
-    try:
-        err = _err(model=str(tmp_path / "never"), dataset=[str(sft_file)], output_dir=str(ro / "run"))
-    finally:
-        ro.chmod(0o755)
-    assert err.code == "OM-A002" and "not writable" in err.message and err.location == "output_dir"
+    with read_only_dir(tmp_path / "ro") as how:
+        err = _err(model=str(tmp_path / "never"), dataset=[str(sft_file)], output_dir=str(tmp_path / "ro" / "run"))
+        assert not (tmp_path / "ro" / "run").exists()
+    assert err.code == "OM-A002" and "not writable" in err.message and err.location == "output_dir", how
 
 
 def test_config_json_with_wrong_types(tiny_dir, sft_file, tmp_path):

@@ -204,8 +204,14 @@ def train(config: str | os.PathLike | dict | None = None, **overrides: Any) -> A
         or (A.load_file(config).get("stage") if isinstance(config, (str, os.PathLike)) else (config or {}).get("stage"))
         or "sft"
     )
-    from openmind.core.training.wrapper import wrapper_for
+    from openmind.core.training.wrapper import stage_for_model, wrapper_for
 
+    model = overrides.get("model") or (
+        A.load_file(config).get("model") if isinstance(config, (str, os.PathLike)) else (config or {}).get("model")
+    )
+    routed = stage_for_model(stage, model)
+    if routed != stage:
+        overrides["stage"] = stage = routed
     wrapper = wrapper_for(stage)  # OM-T012 for a registered training task nothing can train
     cls = wrapper.load()
     with attributed(wrapper.component):

@@ -70,8 +70,9 @@ FIRST_PARTY: dict[str, dict[str, object]] = {
             "automatic-speech-recognition",
             "audio-classification",
             "text-to-speech",
+            "mm-chat",
         ),
-        "trainers": ("pt", "sft", "rm", "dpo", "kto", "orpo", "simpo", "grpo"),
+        "trainers": ("pt", "sft", "rm", "dpo", "kto", "orpo", "simpo", "grpo", "mm-sft"),
     },
     "openmind-webui": {
         "extra": "webui",

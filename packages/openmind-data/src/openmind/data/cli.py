@@ -59,7 +59,18 @@ def _tokenizer_and_template(resolved: Any, stage: str):
     return tokenizer, template
 
 
-def _print_problems(report, limit: int, out=sys.stdout) -> None:
+def _media_parts(resolved: Any, stage: str) -> dict[str, Any]:
+    """``mm-sft``: the image processor and config.json of the --model folder (a vision-language model)."""
+    if stage != "mm-sft":
+        return {}
+    from openmind.data.multimodal import load_media_parts
+
+    processor, config = load_media_parts(resolved.model.model, trust_remote_code=bool(resolved.model.trust_remote_code))
+    return {"image_processor": processor, "model_config": config}
+
+
+def _print_problems(report, limit: int, out=None) -> None:
+    out = out or sys.stdout  # looked up at call time (a default bound at import misses redirections)
     for p in report.problems[:limit]:
         print(f"  {p.location}: {p.reason}", file=out)
     if len(report.problems) > limit:
@@ -110,7 +121,7 @@ class DataCommand(Command):
         ):
             p = subs.add_parser(name, help=text, formatter_class=argparse.RawDescriptionHelpFormatter)
             p.add_argument("config", nargs="?", help="YAML/JSON argument file (e.g. the one for `openmind train`)")
-            p.add_argument("--stage", choices=("pt", "sft", "dpo", "rm"), help="training stage (default: sft)")
+            p.add_argument("--stage", choices=STAGE_CHOICES, help="training stage (default: sft)")
             p.add_argument("--json", action="store_true", help="machine-readable output")
             if name == "preview":
                 p.add_argument("-n", "--num", type=int, default=3, help="samples to show (default: 3)")
@@ -183,7 +194,7 @@ class DataCommand(Command):
         resolved = self._resolved(args)
         stage = _stage(args)
         tokenizer, template = _tokenizer_and_template(resolved, stage)
-        data = prepare(resolved.data, tokenizer, template, stage=stage, quiet=True)
+        data = prepare(resolved.data, tokenizer, template, stage=stage, quiet=True, **_media_parts(resolved, stage))
         stats = dict(data.stats, cache=data.cache_dir, from_cache=data.from_cache)
         if args.json:
             print(json.dumps(stats, indent=1))
@@ -212,9 +223,21 @@ class DataCommand(Command):
         loaded = load(resolved.data, stage=stage)
         rows = loaded.dataset.select(range(min(args.num, len(loaded.dataset)))).to_list()
         d = resolved.data
-        encoder = Encoder(
-            tokenizer, template, stage=stage, train_on=d.train_on, cutoff_len=d.cutoff_len, truncation=d.truncation
-        )
+        settings = dict(train_on=d.train_on, cutoff_len=d.cutoff_len, truncation=d.truncation)
+        if stage == "mm-sft":  # visual tokens expanded as in training; media paths resolved as the checks did
+            from openmind.data import media
+            from openmind.data.multimodal import MediaEncoder
+
+            parts = _media_parts(resolved, stage)
+            encoder: Encoder = MediaEncoder(
+                tokenizer, template, parts["image_processor"], parts["model_config"], **settings
+            )
+            for row in rows:
+                where = media.bases(loaded.sources[row["_file"]].path, d)
+                for key in media.MEDIA:
+                    row[key] = [str(media.resolve(x, where)) for x in row.get(key) or []]
+        else:
+            encoder = Encoder(tokenizer, template, stage=stage, **settings)
         color = sys.stdout.isatty() and not args.json
         out = []
         for row, enc in zip(rows, encode_rows(encoder, rows)):

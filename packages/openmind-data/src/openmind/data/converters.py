@@ -283,6 +283,9 @@ class Converter:
         for media in MEDIA:
             col = m.column(media) or media
             value = row.get(col)
+            if value is None and media not in m.columns and media[:-1] in row:
+                col = media[:-1]  # LLaVA / ShareGPT-4V rows: one file in "image" (or "video", "audio")
+                value = row.get(col)
             if value is not None and not isinstance(value, list):
                 value = [value]
             if target == "multimodal-sft":

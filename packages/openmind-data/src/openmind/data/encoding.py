@@ -439,6 +439,14 @@ def to_table(out: dict[str, list]):
             arrays[name] = pa.array(values, type=_INT_COLUMNS[name])
         elif name in _STRING_COLUMNS:
             arrays[name] = pa.array(values, type=pa.string())
+        elif any(isinstance(v, np.ndarray) for v in values):
+            # media arrays (pixel values, image grids): flat float32 / int64 lists, shapes stored beside
+            parts = [np.asarray(v).reshape(-1) for v in values]
+            kind = np.float32 if any(p.dtype.kind == "f" for p in parts) else np.int64
+            offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+            np.cumsum([len(p) for p in parts], out=offsets[1:])
+            flat = np.concatenate([p.astype(kind) for p in parts]) if parts else np.zeros(0, dtype=kind)
+            arrays[name] = pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(flat))
         else:
             offsets = np.zeros(len(values) + 1, dtype=np.int32)
             np.cumsum([len(v) for v in values], out=offsets[1:])

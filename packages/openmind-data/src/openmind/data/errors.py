@@ -87,3 +87,18 @@ D_ENCODING = define(
     "`iconv -f GB18030 -t UTF-8` for Chinese GBK files or `iconv -f LATIN1 -t UTF-8` for Western European ones.",
     DataError,
 )
+D_MEDIA = define(
+    "OM-D014",
+    "Media file unusable",
+    "The message names the row and the media entry (images[i], videos[i], audios[i]): fix the path (relative "
+    "paths are looked up in --media-dir, beside the data file, then in --dataset-dir), replace the file, list a "
+    "video under videos with a <video> placeholder, or pass --on-error skip to set the row aside.",
+    DataError,
+)
+D_MEDIA_MODEL = define(
+    "OM-D015",
+    "Media rows do not fit the model",
+    "Multimodal rows need a vision-language model folder with an image processor (preprocessor_config.json) "
+    "and a chat template; the message says what is missing or which media the model cannot take.",
+    DataError,
+)

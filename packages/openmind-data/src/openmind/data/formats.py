@@ -70,9 +70,14 @@ class Problem:
 
     field: str
     reason: str
+    #: error code when this problem stops a run (default: OM-D001)
+    code: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        return {"field": self.field, "reason": self.reason}
+        out = {"field": self.field, "reason": self.reason}
+        if self.code:
+            out["code"] = self.code
+        return out
 
 
 def features(fmt: str):

@@ -147,6 +147,8 @@ def _convert_batch(
     file_index: int,
     bad_rows: dict[int, str],
     encoder: Any = None,
+    media_where: tuple[str, ...] = (),
+    media_limits: Any = None,
 ) -> Any:
     keys = list(batch)
     if keys == ["_json"]:
@@ -163,6 +165,12 @@ def _convert_batch(
             std, problems = converter(row)
             if not problems:
                 problems = check_row(target, std)
+            if not problems and target == "multimodal-sft":
+                from openmind.data.media import MediaLimits, check_files
+
+                problems, resolved = check_files(std, media_where, media_limits or MediaLimits())
+                if encoder is not None:
+                    std.update(resolved)  # the encoder opens the files where the check found them
         for c in cols:
             value = std.get(c) if not problems else None
             if value is None and c in ("messages", *MEDIA):
@@ -251,7 +259,8 @@ def _target(stage: str, mapping: Mapping, source: readers.Source) -> str:
             f"{source.path} holds plain text; stage 'sft' needs conversations (use --stage pt)", location=source.path
         )
     if target == "sft":
-        media = [m for m in MEDIA if (mapping.column(m) or m) in source.dataset.column_names]
+        cols = source.dataset.column_names
+        media = [m for m in MEDIA if (mapping.column(m) or m) in cols or (m not in mapping.columns and m[:-1] in cols)]
         if media:
             raise D_STAGE.error(
                 f"{source.path} has media columns ({', '.join(media)}): it is multimodal data",
@@ -316,6 +325,11 @@ def load_entry(
             "bad_rows": bad_rows,
             "encoder": encoder,
         }
+        if target == "multimodal-sft":
+            from openmind.data import media
+
+            fn_kwargs["media_where"] = media.bases(source.path, data_args)
+            fn_kwargs["media_limits"] = media.MediaLimits.of(data_args)
         out_features = (
             None
             if encoder is not None

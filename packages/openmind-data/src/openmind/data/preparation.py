@@ -55,6 +55,47 @@ def _source_ids(data_args: Any, names: list[str]) -> list[str]:
     return out
 
 
+def _media_key(data_args: Any, names: list[str], image_processor: Any, model_config: Any) -> dict[str, Any]:
+    """``mm-sft``: what else the prepared result depends on: the image processor and the content of
+    every media file (the rows are read and checked here, before any model is loaded)."""
+    from openmind.data import media
+    from openmind.data.errors import D_MEDIA_MODEL, D_STAGE
+    from openmind.data.multimodal import image_processor_digest
+
+    if image_processor is None:
+        raise D_MEDIA_MODEL.error(
+            "stage 'mm-sft' needs the model's image processor to prepare multimodal rows",
+            hint="Pass --model DIR of a vision-language model (with preprocessor_config.json).",
+        )
+    if getattr(data_args, "packing", False):
+        raise D_STAGE.error(
+            "packing is not supported for multimodal rows (visual tokens would be attended across samples)",
+            location="packing",
+            hint="Pass --packing false for mm-sft.",
+        )
+    digests: dict[str, str] = {}
+    for name in names:
+        loaded = load(data_args, stage="mm-sft", names=[name], keep_rejects=False, allow_empty=True)
+        if loaded.dataset is None:
+            continue
+        cols = loaded.dataset.select_columns(["images", "videos", "audios", "_file"]).to_dict()
+        for i, f in enumerate(cols["_file"]):
+            where = media.bases(loaded.sources[f].path, data_args)
+            for key in ("images", "videos", "audios"):
+                for item in cols[key][i] or []:
+                    path = media.resolve(item, where)
+                    if path is not None and item not in digests:  # by name and content, like data files
+                        digests[item] = C.file_digest(str(path))
+    joined = json.dumps(sorted(digests.items())).encode()
+    import hashlib
+
+    return {
+        "image_processor": image_processor_digest(image_processor),
+        "model_type": (model_config or {}).get("model_type"),
+        "media": hashlib.sha256(joined).hexdigest(),
+    }
+
+
 def _workers(data_args: Any, n: int) -> int | None:
     workers = max(1, int(getattr(data_args, "preprocessing_num_workers", 1) or 1))
     return workers if workers > 1 and n >= 2 * workers else None
@@ -106,14 +147,19 @@ def prepare(
     stage: str = "sft",
     seed: int = 42,
     quiet: bool = False,
+    image_processor: Any = None,
+    model_config: dict[str, Any] | None = None,
 ) -> PreparedData:
     """Load, check, tokenise (and pack) ``data_args.dataset`` for ``stage``; cached on disk.
 
     :param data_args: :class:`openmind.core.args.DataArguments` (or any object with its fields).
     :param tokenizer: a Hugging Face tokenizer (fast ones are batched through Rust).
     :param template: a :class:`openmind.nlp.templates.Template` (required except for ``pt``).
-    :param stage: ``pt``, ``sft``, ``dpo`` or ``rm``.
+    :param stage: ``pt``, ``sft``, ``dpo``, ``rm``, ... or ``mm-sft`` (multimodal rows: needs
+        ``image_processor`` and ``model_config``, see :mod:`openmind.data.multimodal`).
     :param seed: seed of the ``val_size`` split.
+    :param image_processor: ``mm-sft``: the model's image processor.
+    :param model_config: ``mm-sft``: the model's config.json (a dict).
     :returns: :class:`PreparedData`. A second call with the same files (same content), tokenizer,
         template, arguments and openmind-data version reuses the cache (``from_cache=True``)
         unless ``data_args.overwrite_cache``.
@@ -133,13 +179,16 @@ def prepare(
     names = list(getattr(data_args, "dataset", []) or [])
     eval_names = list(getattr(data_args, "eval_dataset", []) or [])
     root = data_cache_dir(data_args) / "prepared"
+    extra: dict[str, Any] = {"seed": seed}
+    if stage == "mm-sft":
+        extra.update(_media_key(data_args, names + eval_names, image_processor, model_config))
     digest = C.key(
         sources=_source_ids(data_args, names) + ["--eval--"] + _source_ids(data_args, eval_names),
         data_args=data_args,
         tokenizer=tokenizer,
         template=template,
         stage=stage,
-        extra={"seed": seed},
+        extra=extra,
     )
     hit = None if getattr(data_args, "overwrite_cache", False) else C.lookup(root, digest)
     if hit is not None:
@@ -155,14 +204,17 @@ def prepare(
             )
         return result
 
-    encoder = Encoder(
-        tokenizer,
-        template,
-        stage=stage,
+    settings = dict(
         train_on=getattr(data_args, "train_on", "assistant"),
         cutoff_len=getattr(data_args, "cutoff_len", 1024),
         truncation=getattr(data_args, "truncation", "right"),
     )
+    if stage == "mm-sft":
+        from openmind.data.multimodal import MediaEncoder
+
+        encoder: Encoder = MediaEncoder(tokenizer, template, image_processor, model_config or {}, **settings)
+    else:
+        encoder = Encoder(tokenizer, template, stage=stage, **settings)
     if stage == "pt" and getattr(data_args, "packing", False):
         encoder.cutoff_len = 1 << 62  # long documents are split into chunks below, nothing is cut away
     loaded = load(data_args, stage=stage, encoder=encoder)
@@ -186,7 +238,7 @@ def prepare(
     cutoff = int(getattr(data_args, "cutoff_len", 1024))
     stats: dict[str, Any] = {k: v for k, v in report.to_dict().items() if k != "problems"}
     stats["stage"] = stage
-    if stage in ("sft", "pt"):
+    if stage in ("sft", "pt", "mm-sft"):
         if getattr(data_args, "packing", False):
             if stage == "pt":
                 train = P.split_long(train, cutoff)

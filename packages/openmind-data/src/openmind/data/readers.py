@@ -367,9 +367,12 @@ def _from_records(records: list[dict]):
 
 
 def read_hub(kind: str, hub_id: str, *, subset: str | None, split: str, folder: str | None, cache_dir: str | None):
-    """A hub dataset through its own client (``datasets`` for Hugging Face)."""
+    """A hub dataset through its own client (``datasets`` for Hugging Face); Modelers (``om_hub``,
+    openMind 1.0's hub) through openmind's hub layer."""
     from openmind.core.hub.api import offline
 
+    if kind == "om_hub":  # the hub layer honours OPENMIND_OFFLINE itself: a cached copy, else OM-H011 at once
+        return read_om_hub(hub_id, subset=subset, split=split, folder=folder, cache_dir=cache_dir)
     if offline():
         raise D_HUB.error(
             f"{hub_id}: OPENMIND_OFFLINE=1 is set, so hub datasets are not fetched",
@@ -396,3 +399,19 @@ def read_hub(kind: str, hub_id: str, *, subset: str | None, split: str, folder: 
         f"{kind} datasets ({hub_id}) are not read directly yet",
         hint="Download the files (`openmind pull`) and register them with file_name.",
     )
+
+
+def read_om_hub(hub_id: str, *, subset: str | None, split: str, folder: str | None, cache_dir: str | None):
+    """A Modelers dataset repository as openMind 1.0 read it (``OmDataset.load_dataset``): the
+    repository is pulled through openmind's hub layer (shared cache, offline mode, retries), then
+    its data files are read with ``datasets.load_dataset(folder, name=subset, split=split,
+    data_dir=folder)`` (no loading script is run)."""
+    import datasets
+
+    from openmind.core.hub import pull
+
+    local = pull(f"om::{hub_id}")
+    try:
+        return datasets.load_dataset(str(local), name=subset, split=split, data_dir=folder, cache_dir=cache_dir)
+    except Exception as exc:  # noqa: BLE001
+        raise D_HUB.error(f"cannot read om::{hub_id} (pulled to {local}): {_cause(exc)}", location=str(local)) from None

@@ -16,10 +16,19 @@ from openmind.core.training.errors import T_CUTOFF
 
 
 def prepare_for_training(
-    plan: Any, tokenizer: Any, template: Any, *, quiet: bool = False, stage: str | None = None
+    plan: Any,
+    tokenizer: Any,
+    template: Any,
+    *,
+    quiet: bool = False,
+    stage: str | None = None,
+    data_args: Any = None,
+    **media: Any,
 ) -> PreparedData:
     """Tokenised, label-masked (optionally packed) train/eval sets for ``plan`` (its arguments and
     stage; ``stage`` overrides the data format's stage, e.g. a plugin stage trained on sft rows).
+    ``data_args`` replaces ``plan.args.data`` (e.g. with the media keys of another group);
+    ``media``: ``image_processor`` and ``model_config`` for ``mm-sft`` (see :func:`openmind.data.prepare`).
 
     Raises OM-T003 when ``cutoff_len`` leaves samples without any trained token (their prompt
     alone reaches it) unless ``truncation`` is ``drop``, and the data engine's OM-D0xx codes.
@@ -29,10 +38,16 @@ def prepare_for_training(
     from openmind.data.errors import D_EMPTY
 
     args, stage = plan.args, stage or plan.stage
-    data_args = args.data
+    data_args = data_args if data_args is not None else args.data
     try:
         prepared = prepare(
-            data_args, tokenizer, template if stage != "pt" else None, stage=stage, seed=args.training.seed, quiet=quiet
+            data_args,
+            tokenizer,
+            template if stage != "pt" else None,
+            stage=stage,
+            seed=args.training.seed,
+            quiet=quiet,
+            **media,
         )
     except OpenMindError as exc:
         if (

@@ -16,6 +16,8 @@ from openmind.ms.models.config import BERT_FAMILY, LLAMA_FAMILY  # plain data; i
 REQUIRES = ("mindspore>=2.3", "numpy<2", "transformers>=4.45")
 BACKEND = "native"
 NOTE = "Llama family + BERT on MindSpore (CPU, Ascend, GPU)"
+#: the trainers' row of the support matrix (the preference / RL stages have PyTorch trainers only)
+TRAINER_NOTE = "Llama family on MindSpore (CPU, Ascend, GPU); packing; dpo/rm/kto/orpo/simpo/grpo: PyTorch only"
 GENERATION = "openmind.ms.pipelines.generation:MindSporeCausalLM"
 #: task -> "module:attr" of its MindSpore pipeline
 PIPELINES = {
@@ -74,9 +76,9 @@ def openmind_register_trainers(register):
                 backend=BACKEND,
                 impl=impl,
                 requires=REQUIRES,
-                finetuning_types=("full", "lora"),
-                note=NOTE,
-                description=f"{stage} on MindSpore: compiled training step, AdamW, LoRA in PEFT format",
+                finetuning_types=("full", "freeze", "lora"),
+                note=TRAINER_NOTE,
+                description=f"{stage} on MindSpore: compiled training step, AdamW, freeze, LoRA in PEFT format, packing",
             )
         )
 

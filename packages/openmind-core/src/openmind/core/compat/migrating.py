@@ -67,7 +67,38 @@ PIPELINE_KEYWORDS = {
     "cache_dir=DIR (hub id)": "downloaded into DIR/<org>--<name>",
     "config=<config or path>": "accepted when it is the model's own (OM-A002 otherwise)",
     "pipe.model, pipe.tokenizer, pipe.task": "the same attributes",
+    "per call: max_length, min_length, num_return_sequences": "the same (max_length / min_length count the prompt; "
+    "num_return_sequences > 1 needs do_sample=True, beam search with it: OM-I102)",
+    "per call: do_sample, top_k, top_p, temperature, repetition_penalty, num_beams, max_new_tokens, "
+    "min_new_tokens, no_repeat_ngram_size, length_penalty, early_stopping": "the same (PyTorch; the MindSpore "
+    "backend refuses the last four with OM-I102)",
 }
+
+#: what a call returns by default (1.0 / transformers) and with ``return_format="openmind"`` (2.x)
+RETURN_SHAPES = [
+    ("text-generation", '`[{"generated_text"}]` per input (n with num_return_sequences)', '`{"generated_text"}`'),
+    (
+        "text-classification",
+        'one input: `[{"label", "score"}]`; a list: one dict each; with `top_k`: a list per input',
+        '`{"label", "score"}` (a list when `top_k` is not 1)',
+    ),
+    (
+        "token-classification",
+        '`aggregation_strategy="none"`: `{"entity", "score", "index", "word", "start", "end"}` per token; '
+        'else `{"entity_group", ...}`',
+        '`"simple"` by default; `{"entity", "word", "start", "end", "score"}`',
+    ),
+    ("summarization", '`[{"summary_text"}]`', '`{"summary_text"}`'),
+    ("translation", '`[{"translation_text"}]`', '`{"translation_text"}`'),
+    ("text2text-generation", '`[{"generated_text"}]`', '`{"generated_text"}`'),
+    (
+        "fill-mask, question-answering, zero-shot-classification, table-question-answering, feature-extraction, "
+        "vision/audio tasks",
+        "transformers' shapes",
+        "the same",
+    ),
+    ("chat, text2emb (2.x tasks)", "the message / the vector", "the same"),
+]
 
 CLI = [
     ("openmind-cli list [--cache_dir D]", "openmind cache ls"),
@@ -139,6 +170,15 @@ def _dialect_section(name: str) -> list[str]:
     return lines
 
 
+def _builtin_rows() -> list[list[str]]:
+    from openmind.core.compat.openmind1 import BUILTIN_DATASETS
+
+    return [
+        [f"`{name}`", f"`om::{entry['hub_url']}`" + (f" ({entry['formatting']})" if "formatting" in entry else "")]
+        for name, entry in BUILTIN_DATASETS.items()
+    ]
+
+
 def markdown() -> str:
     from openmind.core.errors import OpenMindError
     from openmind.core.plugins import get_registry
@@ -168,9 +208,27 @@ def markdown() -> str:
         "",
         markdown_table(["1.0 / transformers", "2.x"], [[f"`{k}`", v] for k, v in PIPELINE_KEYWORDS.items()]),
         "",
+        "## Return values",
+        "",
+        "`pipeline()` returns what openMind 1.0 (transformers' pipelines) returned, key for key; "
+        '`pipeline(..., return_format="openmind")` gives 2.x\'s structured outputs (what `openmind run` prints). '
+        "Decoding defaults are the model's `generation_config` (greedy unless it says otherwise), as in 1.0.",
+        "",
+        markdown_table(
+            ["task", "default (1.0 / transformers)", 'return_format="openmind"'],
+            [[f"`{t}`" if "," not in t else t, a, b] for t, a, b in RETURN_SHAPES],
+        ),
+        "",
         "## Tasks",
         "",
         markdown_table(["openMind 1.0 task", "2.x task"], task_rows),
+        "",
+        "## Built-in datasets",
+        "",
+        "1.0's built-in dataset names resolve, in a 1.0 configuration, to the Modelers datasets 1.0 named "
+        "(pulled on demand through the hub layer; entries of `custom_dataset_info` with the same name win):",
+        "",
+        markdown_table(["1.0 name", "Modelers dataset"], _builtin_rows()),
         "",
         "## Command line",
         "",

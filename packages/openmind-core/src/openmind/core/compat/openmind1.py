@@ -19,22 +19,26 @@ from openmind.core.compat.common import PASSTHROUGH, TRAINER_RULES, _truthy, dro
 from openmind.core.compat.reference_keys import OPENMIND1
 from openmind.core.dialects import Dialect, Ignore, Map, Unsupported
 
+#: openMind 1.0's built-in dataset names (``openmind/flow/configs/dataset_info.json`` of the 1.0.0
+#: wheel): Modelers dataset repositories, pulled on demand through the hub layer when a 1.0
+#: configuration names them (``dataset: alpaca_zh_51k``).
+BUILTIN_DATASETS: dict[str, dict[str, str]] = {
+    "alpaca_zh_51k": {"hub_url": "AI-Research/alpaca_zh_51k"},
+    "alpaca": {"hub_url": "AI_Connect/alpaca"},
+    "alpaca-gpt4-data": {"hub_url": "AI_Connect/alpaca-gpt4-data"},
+    "alpaca-gpt4-data-zh": {"hub_url": "AI_Connect/alpaca-gpt4-data-zh"},
+    "sharegpt_gpt4": {"hub_url": "AI-Research/sharegpt_gpt4", "formatting": "sharegpt"},
+}
+#: the generated dataset_info folders (under the openmind cache) start with this
+_INFO_PREFIX = "dataset_info-"
 
-def _dataset_info(value: Any) -> dict[str, Any]:
-    """1.0's ``custom_dataset_info`` (a JSON file of ``name: {local_path | hub_url, file_name, ...}``)
-    -> ``dataset_dir`` holding the same entries in the LLaMA-Factory layout the data engine reads
-    (``local_path`` [+ ``file_name``] -> an absolute ``file_name``, ``hub_url`` -> ``om_hub_url``;
-    ``formatting``, ``columns``, ``subset``, ``split``, ``folder``, ``num_samples`` kept)."""
-    if value is None:
-        return {}
-    path = Path(os.path.expanduser(str(value)))
-    try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"cannot read {str(path)!r}: {exc}") from None
+
+def _convert_entries(entries: Any, base: Path, where: str) -> dict[str, Any]:
+    """1.0 entries (``local_path`` [+ ``file_name``] | ``hub_url``, ``formatting``, ``columns``,
+    ``subset``, ``split``, ``folder``, ``num_samples``) in the LLaMA-Factory layout the data engine
+    reads (an absolute ``file_name``; ``hub_url`` -> ``om_hub_url``)."""
     if not isinstance(entries, dict):
-        raise ValueError(f"{str(path)!r} must hold a JSON object of dataset entries")
-    base = path.parent.resolve()
+        raise ValueError(f"{where} must hold a JSON object of dataset entries")
     converted: dict[str, Any] = {}
     for name, entry in entries.items():
         if not isinstance(entry, dict):
@@ -51,13 +55,65 @@ def _dataset_info(value: Any) -> dict[str, Any]:
         if "num_samples" in entry:
             out["num_samples"] = entry["num_samples"]
         converted[name] = out
+    return converted
+
+
+def _write_info(converted: dict[str, Any]) -> str:
+    """A ``dataset_info.json`` of ``converted`` entries in a folder of the openmind cache (by content)."""
     from openmind.core.paths import cache_root
 
     text = json.dumps(converted, indent=2, ensure_ascii=False, sort_keys=True)
-    folder = cache_root() / "compat" / f"dataset_info-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+    folder = cache_root() / "compat" / f"{_INFO_PREFIX}{hashlib.sha256(text.encode()).hexdigest()[:16]}"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "dataset_info.json").write_text(text, encoding="utf-8")
-    return {"dataset_dir": str(folder)}
+    return str(folder)
+
+
+def _dataset_info(value: Any) -> dict[str, Any]:
+    """1.0's ``custom_dataset_info`` (JSON files, comma-separated, of ``name: {local_path | hub_url,
+    file_name, ...}``; later files win) -> ``dataset_dir`` holding the same entries in the
+    LLaMA-Factory layout the data engine reads."""
+    if value is None:
+        return {}
+    converted: dict[str, Any] = {}
+    paths = value if isinstance(value, (list, tuple)) else str(value).split(",")
+    for item in paths:
+        path = Path(os.path.expanduser(str(item).strip()))
+        try:
+            entries = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"cannot read {str(path)!r}: {exc}") from None
+        converted.update(_convert_entries(entries, path.parent.resolve(), repr(str(path))))
+    return {"dataset_dir": _write_info(converted)}
+
+
+def _names(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [n.strip() for n in value.split(",") if n.strip()]
+    if isinstance(value, (list, tuple)):
+        return [str(n).strip() for n in value]
+    return []
+
+
+def _finalize(values: dict[str, Any]) -> dict[str, Any]:
+    """1.0's built-in dataset names resolve as in 1.0: its built-in entries under the user's
+    ``custom_dataset_info`` ones (1.0: ``dataset_info.update(custom)``), in a generated
+    ``dataset_dir``. A ``dataset_dir`` the user chose (openmind's key) is left alone."""
+    used = [n for n in _names(values.get("dataset")) if n in BUILTIN_DATASETS]
+    if not used:
+        return values
+    current = values.get("dataset_dir")
+    custom: dict[str, Any] = {}
+    if current is not None:
+        folder = Path(str(current))
+        if not folder.name.startswith(_INFO_PREFIX):
+            return values
+        custom = json.loads((folder / "dataset_info.json").read_text(encoding="utf-8"))
+    missing = [n for n in used if n not in custom]
+    if missing:
+        builtins = _convert_entries({n: BUILTIN_DATASETS[n] for n in missing}, Path.cwd(), "1.0's dataset_info")
+        values["dataset_dir"] = _write_info({**builtins, **custom})
+    return values
 
 
 def _one_adapter(value: Any) -> Any:
@@ -120,4 +176,5 @@ DIALECT = Dialect(
         "plot_loss": False,
     },
     unsupported_hint="openmind has no equivalent of this openMind 1.0 option; remove the key",
+    finalize=_finalize,
 )

@@ -21,6 +21,20 @@ from openmind.core.pipelines.model import ModelFolder, resolve_model_dir
 from openmind.core.plugins import attributed
 from openmind.core.registry import suggest
 
+#: ``return_format`` values: 1.0's / transformers' output shapes, or openmind 2.x's structured outputs
+RETURN_FORMATS = ("transformers", "openmind")
+
+
+def check_return_format(value: Any) -> str:
+    """``value`` if it is one of :data:`RETURN_FORMATS` (OM-I102 otherwise)."""
+    if value not in RETURN_FORMATS:
+        raise I_BAD_PARAM.error(
+            f"return_format={value!r}: use 'transformers' (1.0 / transformers output shapes, the default) "
+            "or 'openmind' (2.x structured outputs)",
+            location="return_format",
+        )
+    return value
+
 
 def type_name(value: Any) -> str:
     if isinstance(value, list):
@@ -42,6 +56,10 @@ class PipelineWrapper:
     :param tokenizer: a tokenizer folder, when the model folder has none.
     :param trust_remote_code: allow code shipped with the model to run (off by default).
     :param allow_pickle: allow pickle (``.bin``) weights (refused by default).
+    :param return_format: ``"transformers"`` (the default: the output shapes of openMind 1.0 and
+        transformers' pipeline of the task, e.g. ``[{"generated_text": ...}]`` for one prompt) or
+        ``"openmind"`` (openmind 2.x's structured outputs: one item per input, ``{"generated_text"}``
+        for one prompt). Tasks where both agree return the same either way.
 
     Task-specific keyword arguments (e.g. ``system=`` for chat, ``pooling=`` for text2emb) set
     the defaults of every call; each call may override them.
@@ -70,9 +88,11 @@ class PipelineWrapper:
         allow_pickle: bool = False,
         revision: str | None = None,
         hub: str | None = None,
+        return_format: str = "transformers",
         **options: Any,
     ) -> None:
         self.task = task or type(self).task
+        self.return_format = check_return_format(return_format)
         if not isinstance(batch_size, int) or batch_size < 1:
             raise I_BAD_PARAM.error(f"batch_size={batch_size!r}: must be an integer >= 1", location="batch_size")
         self.batch_size = batch_size
@@ -179,6 +199,19 @@ class PipelineWrapper:
     def postprocess(self, output: Any, item: Any) -> Any:
         return output
 
+    def shape(self, outputs: list[Any], single: bool, params: dict[str, Any]) -> Any:
+        """The value a call returns from its per-input outputs (openmind's items, in order):
+        :meth:`transformers_shape` when :attr:`return_format` is ``"transformers"``, else the
+        item of a single input / the list of items. ``params`` are the call's own keywords."""
+        if self.return_format == "transformers":
+            return self.transformers_shape(outputs, single, params)
+        return outputs[0] if single else outputs
+
+    def transformers_shape(self, outputs: list[Any], single: bool, params: dict[str, Any]) -> Any:
+        """openMind 1.0's / transformers' return value of the task (a task overrides this where
+        its openmind items differ from transformers' shapes)."""
+        return outputs[0] if single else outputs
+
     def to_text(self, output: Any) -> str:
         """One output as a line of text (``openmind run`` without ``--json``)."""
         import json
@@ -205,7 +238,7 @@ class PipelineWrapper:
         with attributed(self._component):
             outputs = self.backend.run(items, call_params, batch_size or self.batch_size)
         outputs = [self.postprocess(o, item) for o, item in zip(outputs, items, strict=True)]
-        return outputs[0] if single else outputs
+        return self.shape(outputs, single, params)
 
     def __repr__(self) -> str:
         info = self.selection

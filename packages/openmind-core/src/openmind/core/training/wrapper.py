@@ -64,9 +64,9 @@ def wrapper_for(stage: str, registry: Any = None):
     spec = registry.find("trainer-wrapper", task.name)
     missing = []
     if spec is None:
-        missing.append(f"a trainer wrapper (TrainerWrapperSpec(task={task.name!r}))")
+        missing.append(f"trainer wrapper (TrainerWrapperSpec(task={task.name!r}))")
     if not registry.trainers_for(task.name):
-        missing.append(f"a framework trainer (TrainerSpec(task={task.name!r}, framework=...))")
+        missing.append(f"framework trainer (TrainerSpec(task={task.name!r}, framework=...))")
     if missing:
         raise T_NOT_TRAINABLE.error(
             f"training task {task.name!r} (registered by {task.component or 'a plugin'}) cannot be trained yet: "
@@ -74,6 +74,37 @@ def wrapper_for(stage: str, registry: Any = None):
             location="stage",
         )
     return spec
+
+
+#: the stage a vision-language model folder trains with when ``sft`` is asked for
+VISION_LANGUAGE_STAGE = "mm-sft"
+
+
+def stage_for_model(stage: str, model: Any, registry: Any = None) -> str:
+    """``sft`` on a local vision-language model folder (config.json with a ``vision_config``) is
+    ``mm-sft`` when a trainer wrapper for it is registered; any other stage is returned as is."""
+    import json
+
+    if stage != "sft" or not model or not isinstance(model, (str, os.PathLike)):
+        return stage
+    config = Path(os.path.expanduser(str(model))) / "config.json"
+    try:
+        is_vl = config.is_file() and "vision_config" in json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return stage
+    if not is_vl:
+        return stage
+    if registry is None:
+        from openmind.core.plugins import get_registry
+
+        registry = get_registry()
+    if (
+        VISION_LANGUAGE_STAGE not in training_stages(registry)
+        or registry.find("trainer-wrapper", VISION_LANGUAGE_STAGE) is None
+    ):
+        return stage
+    logger.info("%s is a vision-language model: stage sft trains as %s", model, VISION_LANGUAGE_STAGE)
+    return VISION_LANGUAGE_STAGE
 
 
 class TrainerWrapper:

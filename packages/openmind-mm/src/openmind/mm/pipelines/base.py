@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from openmind.core.api import select
 from openmind.core.logs import logger
+from openmind.core.pipelines.wrapper import check_return_format
 from openmind.core.plugins import attributed
 from openmind.mm.folders import resolve_media_model
 from openmind.mm.media import is_image_like, load_audio, load_image
@@ -53,9 +54,11 @@ class MediaWrapper(PipelineWrapper):
         allow_pickle: bool = False,
         revision: str | None = None,
         hub: str | None = None,
+        return_format: str = "transformers",
         **options: Any,
     ) -> None:
         self.task = task or type(self).task
+        self.return_format = check_return_format(return_format)
         if not isinstance(batch_size, int) or batch_size < 1:
             raise I_BAD_PARAM.error(f"batch_size={batch_size!r}: must be an integer >= 1", location="batch_size")
         self.batch_size = batch_size

@@ -1,7 +1,11 @@
-"""The MindSpore trainer of ``pt`` and ``sft`` (full or LoRA), implementing the trainer contract of
-:class:`openmind.core.training.FrameworkTrainer` on the native models.
+"""The MindSpore trainer of ``pt`` and ``sft`` (full, freeze or LoRA), implementing the trainer contract
+of :class:`openmind.core.training.FrameworkTrainer` on the native models.
 
 * data: the data engine (``openmind.data.prepare``) -> fixed-width batches (one compiled graph);
+  packed rows (``--packing``) keep their samples apart exactly as the PyTorch trainer does:
+  rotary positions restart per sample, a block-diagonal causal mask, no loss across a boundary
+  (:mod:`openmind.ms.training.packing`);
+* freeze: only the last (or first) ``freeze_trainable_layers`` decoder layers train, as on PyTorch;
 * step: ``mindspore.value_and_grad`` + global-norm clipping + ``nn.AdamWeightDecay`` with a
   per-step learning-rate list, compiled with ``mindspore.jit``; gradient accumulation weights each
   micro-batch by its trained tokens (the loss of the big batch);
@@ -56,7 +60,7 @@ class MindSporeTrainer(FrameworkTrainer):
     """``pt`` / ``sft`` on MindSpore; see the module docstring."""
 
     stages = ("pt", "sft")
-    finetuning_types = ("full", "lora")
+    finetuning_types = ("full", "freeze", "lora")
 
     def __init__(self, args: Any, *, stage: str | None = None, plan: TrainPlan | None = None) -> None:
         super().__init__(args, stage=stage, plan=plan)
@@ -80,16 +84,14 @@ class MindSporeTrainer(FrameworkTrainer):
         self.check_supported()
         if ft.finetuning_type == "lora" and ft.use_dora:
             raise T_BAD_SETUP.error("DoRA is not available on MindSpore", location="use_dora")
-        if args.data.packing:
-            raise T_BAD_SETUP.error("packing is not available on MindSpore yet; drop --packing", location="packing")
         if t.fsdp or t.deepspeed:
             from openmind.core.training.errors import T_DISTRIBUTED
 
             engine = "--fsdp" if t.fsdp else "--deepspeed"
             raise T_DISTRIBUTED.error(
-                f"{engine} is a PyTorch engine (accelerate); MindSpore trains data-parallel through msrun",
+                f"{engine} is a PyTorch engine (accelerate); the native MindSpore trainer trains in one process",
                 location="fsdp" if t.fsdp else "deepspeed",
-                hint="Drop it and use --nproc N on MindSpore, or train with --framework pt.",
+                hint="Train with --framework pt for FSDP / DeepSpeed.",
             )
         if t.nnodes > 1:
             from openmind.core.training.errors import T_DISTRIBUTED
@@ -99,8 +101,8 @@ class MindSporeTrainer(FrameworkTrainer):
                 location="nnodes",
                 hint="Use --framework pt for multi-node runs.",
             )
-        if t.nproc > 1 and not os.environ.get("RANK_ID"):
-            pass  # launch_command relaunches through msrun
+        if t.nproc > 1:
+            raise _no_data_parallel(t.nproc)
         from openmind.ms.training.schedule import SCHEDULES
 
         if t.lr_scheduler_type not in SCHEDULES:
@@ -129,6 +131,10 @@ class MindSporeTrainer(FrameworkTrainer):
             from openmind.ms.models.lora import adapter_deltas, add_parameters
 
             add_parameters(self.model, adapter_deltas(self.model, m.adapter))
+        if ft.finetuning_type == "freeze":
+            from openmind.ms.training.freeze import apply_freeze
+
+            apply_freeze(self.model, ft.freeze_trainable_layers)
         if ft.finetuning_type == "lora":
             from openmind.ms.models.lora import apply_lora
 
@@ -174,23 +180,47 @@ class MindSporeTrainer(FrameworkTrainer):
 
     # ---- batches ------------------------------------------------------------------------------
     @staticmethod
-    def _rows(dataset: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    def _rows(dataset: Any) -> list[tuple]:
+        """``(input_ids, labels)`` per row; packed rows: ``(input_ids, labels, position_ids)`` with the
+        first label of every sample ignored (as the PyTorch collator does)."""
         if dataset is None:
             return []
         ds = dataset.with_format("numpy")
-        return [(np.asarray(r["input_ids"], np.int32), np.asarray(r["labels"], np.int32)) for r in ds]
+        if "position_ids" not in (dataset.column_names or []):
+            return [(np.asarray(r["input_ids"], np.int32), np.asarray(r["labels"], np.int32)) for r in ds]
+        from openmind.ms.training.packing import mask_boundaries
 
-    def _batch(self, rows: list[tuple[np.ndarray, np.ndarray]], width: int, size: int):
+        rows = []
+        for r in ds:
+            pos = np.asarray(r["position_ids"], np.int32)
+            rows.append(
+                (np.asarray(r["input_ids"], np.int32), mask_boundaries(np.asarray(r["labels"], np.int32), pos), pos)
+            )
+        return rows
+
+    def _batch(self, rows: list[tuple], width: int, size: int):
+        """``(ids, labels, mask)``; for packed rows ``mask`` is the ``(size, width)`` position ids
+        (padding and filler rows: a segment of their own) and ``packed`` is set."""
         pad = self.tokenizer.pad_token_id or 0
         ids = np.full((size, width), pad, np.int32)
         labels = np.full((size, width), IGNORE_INDEX, np.int32)
-        mask = np.zeros((size, width), np.int32)
-        mask[:, 0] = 1  # all-padding filler rows still attend to one slot (their labels are ignored)
-        for i, (x, y) in enumerate(rows):
+        packed = any(len(r) > 2 for r in rows)
+        if packed:
+            from openmind.ms.training.packing import padded_positions
+
+            mask = np.tile(np.arange(width, dtype=np.int32), (size, 1))  # filler rows: one padding segment
+        else:
+            mask = np.zeros((size, width), np.int32)
+            mask[:, 0] = 1  # all-padding filler rows still attend to one slot (their labels are ignored)
+        for i, row in enumerate(rows):
+            x, y = row[0], row[1]
             ids[i, : len(x)] = x
             labels[i, : len(y)] = y
-            mask[i, : len(x)] = 1
-        return ids, labels, mask
+            if packed:
+                mask[i] = padded_positions(row[2], width)
+            else:
+                mask[i, : len(x)] = 1
+        return ids, labels, (mask, packed)
 
     # ---- train --------------------------------------------------------------------------------
     def train(self) -> TrainResult:
@@ -206,10 +236,10 @@ class MindSporeTrainer(FrameworkTrainer):
         out.mkdir(parents=True, exist_ok=True)
         train_rows = self._rows(self.data.train)
         eval_rows = self._rows(self.data.eval)
-        width = _bucket(max(len(x) for x, _ in train_rows + eval_rows))
+        width = _bucket(max(len(r[0]) for r in train_rows + eval_rows))
         bs, accum = t.per_device_train_batch_size, t.gradient_accumulation_steps
         # trained positions per batch, padded to a fixed count: the worst case of bs rows
-        counts = sorted((int((y[1:] != IGNORE_INDEX).sum()) for _, y in train_rows + eval_rows), reverse=True)
+        counts = sorted((int((r[1][1:] != IGNORE_INDEX).sum()) for r in train_rows + eval_rows), reverse=True)
         slots = _bucket(sum(counts[: max(bs, t.per_device_eval_batch_size)]))
         micro_per_epoch = -(-len(train_rows) // bs)
         steps_per_epoch = max(1, micro_per_epoch // accum)
@@ -243,7 +273,16 @@ class MindSporeTrainer(FrameworkTrainer):
             return forward(*inputs)
 
         def inputs(ids, labels, mask):
-            cos, sin, attn = model.prepare(mask, width)
+            mask, packed = mask
+            if packed:  # mask holds the position ids of packed rows
+                from openmind.ms.models.layers import MASK_VALUE
+                from openmind.ms.models.llama import rope_tables
+                from openmind.ms.training.packing import block_causal_mask
+
+                cos, sin = (Tensor(t) for t in rope_tables(model.inv_freq, mask))
+                attn = Tensor(block_causal_mask(mask, MASK_VALUE, sliding_window=model.sliding_window))
+            else:
+                cos, sin, attn = model.prepare(mask, width)
             positions, targets, weights = sparse_targets(labels, slots)
             return (Tensor(ids), cos, sin, attn, Tensor(positions), Tensor(targets), Tensor(weights))
 
@@ -254,19 +293,18 @@ class MindSporeTrainer(FrameworkTrainer):
         if t.resume:
             resumed_from, step, log = self._resume(out, optimizer)
             start_micro = step * accum
-        rng = np.random.default_rng(t.seed)
-        order: list[int] = []
-        epochs_drawn = 0
+        permutations: dict[int, list[int]] = {}
 
-        def draw(position: int) -> list[int]:
-            nonlocal order, epochs_drawn
-            while len(order) < position + bs:
-                perm = np.random.default_rng(t.seed + epochs_drawn).permutation(len(train_rows)).tolist()
-                order += perm
-                epochs_drawn += 1
-            return order[position : position + bs]
+        def draw(micro_index: int) -> list[int]:
+            """The rows of micro-batch ``micro_index``: epochs as PyTorch's loader makes them (every row
+            once per epoch in a seeded order, the last batch of an epoch smaller when the rows do not
+            divide evenly); a function of the index alone, so a resumed run draws the same batches."""
+            epoch, k = divmod(micro_index, micro_per_epoch)
+            if epoch not in permutations:
+                permutations.clear()
+                permutations[epoch] = np.random.default_rng(t.seed + epoch).permutation(len(train_rows)).tolist()
+            return permutations[epoch][k * bs : (k + 1) * bs]
 
-        del rng
         from tqdm.auto import tqdm
 
         tokens_seen = sum(e.get("tokens", 0) for e in log[-1:]) if log else 0
@@ -280,7 +318,7 @@ class MindSporeTrainer(FrameworkTrainer):
                 acc = None
                 loss_sum, count_sum, batch_tokens = 0.0, 0, 0
                 for _ in range(accum):
-                    chosen = draw(micro * bs)
+                    chosen = draw(micro)
                     micro += 1
                     ids, labels, mask = self._batch([train_rows[i] for i in chosen], width, bs)
                     n = int((labels[:, 1:] != IGNORE_INDEX).sum())
@@ -445,32 +483,29 @@ class MindSporeTrainer(FrameworkTrainer):
     # ---- launcher and export ---------------------------------------------------------------
     @classmethod
     def launch_command(cls, args: Any, argv: list[str]) -> list[str] | None:
-        """``msrun`` relaunch for ``nproc > 1`` (MindSpore's own launcher; Ascend/GPU targets)."""
+        """No relaunch: ``nproc > 1`` is refused before anything starts (see :func:`_no_data_parallel`)."""
         n = int(args.training.nproc)
-        if n <= 1 or os.environ.get("RANK_ID") is not None:
-            return None
-        if shutil.which("msrun") is None:
-            raise T_BAD_SETUP.error(
-                f"nproc={n} relaunches through msrun, which is not on PATH",
-                location="nproc",
-                hint="pip install mindspore",
-            )
-        return [
-            "msrun",
-            f"--worker_num={n}",
-            f"--local_worker_num={n}",
-            "--join=True",
-            f"--log_dir={os.path.join(args.training.output_dir or '.', 'msrun_logs')}",
-            sys.executable,
-            "-m",
-            "openmind.core.cli.main",
-            "train",
-            *argv,
-        ]
+        if n > 1:
+            raise _no_data_parallel(n)
+        return None
 
     @classmethod
     def export(cls, args: Any) -> Path:
         return export_model(args)
+
+
+def _no_data_parallel(n: int):
+    """OM-T014 for ``--nproc > 1``: the native trainer has no data-parallel step yet (no gradient
+    all-reduce, no sharded sampler, every rank would write the run folder). msrun itself works on
+    CPU (2 processes, AllReduce over its TCP cluster, measured); the trainer's part is what is missing."""
+    from openmind.core.training.errors import T_DISTRIBUTED
+
+    return T_DISTRIBUTED.error(
+        f"nproc={n}: the native MindSpore trainer trains in one process; data-parallel training through "
+        "msrun is not implemented yet",
+        location="nproc",
+        hint="Drop --nproc (or use --nproc 1) on MindSpore, or train with --framework pt (torchrun, FSDP, DeepSpeed).",
+    )
 
 
 def _complete_checkpoints(out: Path) -> list[Path]:

@@ -63,6 +63,8 @@ def pipeline_kwargs(args: A.Namespace, task: str) -> dict[str, Any]:
         "allow_pickle": model.allow_pickle,
         "revision": model.revision,
         "hub": model.hub,
+        # the CLI verbs print / write openmind's structured outputs (not 1.0's / transformers' shapes)
+        "return_format": "openmind",
     }
     generative, chat = generative_tasks(), chat_tasks()
     if task in chat:

@@ -112,7 +112,20 @@ class GenerationParams:
     #: that differ only here share a batch. Inside ``generate_batch`` this is the tuple of the
     #: batch's rows' controls (``None`` entries for rows without any), or ``None``.
     controls: Any = None
+    #: transformers' ``generate`` options (PyTorch backends; others refuse them, OM-I102):
+    #: at least this many new tokens, no repeated n-grams of this size, beam length penalty / stop
+    min_new_tokens: int | None = None
+    no_repeat_ngram_size: int | None = None
+    length_penalty: float | None = None
+    early_stopping: bool | None = None
 
+    #: the options above, which only backends with ``supports_generate_options`` honour
+    GENERATE_OPTIONS: ClassVar[tuple[str, ...]] = (
+        "min_new_tokens",
+        "no_repeat_ngram_size",
+        "length_penalty",
+        "early_stopping",
+    )
     NAMES: ClassVar[tuple[str, ...]] = (
         "max_new_tokens",
         "do_sample",
@@ -126,6 +139,7 @@ class GenerationParams:
         "logprobs",
         "top_logprobs",
         "controls",
+        *GENERATE_OPTIONS,
     )
 
     @classmethod
@@ -172,6 +186,12 @@ class GenerationParams:
             bad("top_logprobs", self.top_logprobs, "must be >= 0")
         if any(not isinstance(s, str) for s in self.stop):
             bad("stop", self.stop, "must be a list of strings")
+        for name in ("min_new_tokens", "no_repeat_ngram_size"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                bad(name, value, "must be an integer >= 0")
+        if self.length_penalty is not None and not isinstance(self.length_penalty, (int, float)):
+            bad("length_penalty", self.length_penalty, "must be a number")
 
     @property
     def wants_logprobs(self) -> bool:

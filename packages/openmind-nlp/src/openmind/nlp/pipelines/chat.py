@@ -133,6 +133,8 @@ class ChatPipeline(GenerativeWrapper):
     """
 
     task = "chat"
+    #: openmind's own task: its message, whatever the return_format
+    listed = False
     options = ("system", "tools", "template", "model_group")
 
     def __new__(cls, task: str | None = None, model: Any = None, **kwargs: Any) -> Any:

@@ -16,6 +16,7 @@ class InstructionPipeline(ChatPipeline):
 
     instruction: str = "{text}"
     output_key: ClassVar[str] = "text"
+    listed = True  # 1.0 / transformers: [{"summary_text": ...}]
     accepts = "a string"
     record_keys = ("input", "text", "prompt")
 

@@ -6,14 +6,15 @@ from openmind.nlp.pipelines.instruction import InstructionPipeline
 
 
 class SummarizationPipeline(InstructionPipeline):
-    """Text in, ``{"summary_text": ...}`` out, by asking the chat model to summarise it.
+    """Text in, ``[{"summary_text": ...}]`` out (``return_format="openmind"``: ``{"summary_text"}``),
+    by asking the chat model to summarise it.
 
     Options: ``instruction`` (a pattern with ``{text}``), ``system``, generation parameters.
 
     Example::
 
         summarize = pipeline("summarization", model="./chat-model", max_new_tokens=128)
-        summarize(long_text)["summary_text"]
+        summarize(long_text)[0]["summary_text"]
     """
 
     task = "summarization"

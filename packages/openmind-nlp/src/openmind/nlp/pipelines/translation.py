@@ -8,7 +8,8 @@ from openmind.nlp.pipelines.instruction import InstructionPipeline
 
 
 class TranslationPipeline(InstructionPipeline):
-    """Text in, ``{"translation_text": ...}`` out, by asking the chat model to translate it.
+    """Text in, ``[{"translation_text": ...}]`` out (``return_format="openmind"``:
+    ``{"translation_text"}``), by asking the chat model to translate it.
 
     Options: ``target_lang`` (default English), ``source_lang`` (default: let the model tell),
     ``instruction`` (a pattern with ``{text}``, ``{source}``, ``{target}``), ``system``, generation
@@ -17,7 +18,7 @@ class TranslationPipeline(InstructionPipeline):
     Example::
 
         translate = pipeline("translation", model="./chat-model", target_lang="French")
-        translate("Good morning")["translation_text"]
+        translate("Good morning")[0]["translation_text"]
     """
 
     task = "translation"

@@ -74,6 +74,10 @@ def raises_code(code: str):
 
 
 class Conformance:
+    """(The task suites below check openmind's structured outputs, ``return_format="openmind"``;
+    the default 1.0 / transformers shapes are compared with transformers' own pipelines in the
+    PyTorch package's tests.)"""
+
     framework: ClassVar[str] = ""
 
     def make(self, task: str, model_dir: Any, **kwargs: Any) -> Any:
@@ -250,7 +254,7 @@ class TextGenerationConformance(Conformance):
 
     @pytest.fixture(scope="class")
     def generator(self, chat_model_dir):
-        return self.make("text-generation", chat_model_dir, max_new_tokens=10, temperature=0)
+        return self.make("text-generation", chat_model_dir, max_new_tokens=10, temperature=0, return_format="openmind")
 
     def test_continues_the_prompt(self, generator, chat_model_dir):
         prompt = "Once upon a time"
@@ -276,7 +280,9 @@ class InstructionConformance(Conformance):
     """``summarization`` and ``translation`` are chat-style instruction tasks on chat models."""
 
     def test_summarization_is_a_chat_instruction(self, chat_model_dir):
-        summarize = self.make("summarization", chat_model_dir, max_new_tokens=8, temperature=0)
+        summarize = self.make(
+            "summarization", chat_model_dir, max_new_tokens=8, temperature=0, return_format="openmind"
+        )
         chat = self.make("chat", chat_model_dir, max_new_tokens=8, temperature=0)
         text = "The cat sat on the mat all day long and did nothing else."
         out = summarize(text)
@@ -285,7 +291,14 @@ class InstructionConformance(Conformance):
         assert summarize([text, text], batch_size=2) == [out, out]
 
     def test_translation_names_the_languages(self, chat_model_dir):
-        translate = self.make("translation", chat_model_dir, max_new_tokens=8, temperature=0, target_lang="French")
+        translate = self.make(
+            "translation",
+            chat_model_dir,
+            max_new_tokens=8,
+            temperature=0,
+            target_lang="French",
+            return_format="openmind",
+        )
         chat = self.make("chat", chat_model_dir, max_new_tokens=8, temperature=0)
         out = translate("Good morning", source_lang="English")
         message = (
@@ -351,7 +364,7 @@ class TextClassificationConformance(Conformance):
 
     @pytest.fixture(scope="class")
     def classify(self, seq_cls_model_dir):
-        return self.make("text-classification", seq_cls_model_dir)
+        return self.make("text-classification", seq_cls_model_dir, return_format="openmind")
 
     def test_label_and_scores_match_the_model(self, classify, seq_cls_model_dir):
         labels = classify.config["id2label"]
@@ -388,7 +401,7 @@ class TokenClassificationConformance(Conformance):
 
     @pytest.fixture(scope="class")
     def tagger(self, token_cls_model_dir):
-        return self.make("token-classification", token_cls_model_dir)
+        return self.make("token-classification", token_cls_model_dir, return_format="openmind")
 
     def test_tokens_match_the_model(self, tagger, token_cls_model_dir):
         text = "My name is Wolfgang and I live in Berlin"

@@ -7,6 +7,7 @@ with a half-written later checkpoint (what a kill while saving leaves), and resu
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -47,18 +48,58 @@ def train_command(model: str | Path, data: str | Path, out: str | Path, *extra: 
     ]
 
 
-def kill_after_checkpoint(cmd: list[str], env: dict, run: Path, step: int, timeout: float = 900) -> None:
+def kill_after_checkpoint(
+    cmd: list[str], env: dict, run: Path, step: int, timeout: float = 900, *, group: bool = False
+) -> None:
     """Start ``cmd`` and SIGKILL it once ``run/checkpoint-<step>`` is complete; assert it was
-    killed mid-run (no summary written)."""
+    killed mid-run (no summary written).
+
+    ``group=True`` kills the launcher and all its descendants at once (torchrun and every worker,
+    which torchrun starts in sessions of their own), as a lost machine or a job scheduler's hard
+    kill does: the multi-process runs use it (Linux: read from ``/proc``)."""
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     marker = run / f"checkpoint-{step}" / CHECKPOINT_MARKER
     deadline = time.time() + timeout
     while not marker.exists() and proc.poll() is None and time.time() < deadline:
         time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
+    victims = [proc.pid, *descendants(proc.pid)] if group else [proc.pid]
+    for pid in victims:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     proc.wait(timeout=60)
+    if group:  # the workers are not our children: wait until they are gone
+        deadline = time.time() + 60
+        while any(is_alive(pid) for pid in victims[1:]) and time.time() < deadline:
+            time.sleep(0.05)
     assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
     assert marker.exists() and not (run / "train_summary.json").exists()
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of ``pid`` (from ``/proc/*/stat``)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def is_alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
 
 
 def plant_partial_checkpoint(run: Path, step: int) -> Path:

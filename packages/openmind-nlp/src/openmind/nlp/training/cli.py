@@ -14,7 +14,7 @@ from openmind.core.cli.command import Command
 from openmind.core.errors import A_MISSING
 from openmind.core.training.errors import T_EXPORT, T_LAUNCH
 from openmind.core.training.layout import is_worker_process
-from openmind.core.training.wrapper import GROUPS, wrapper_for
+from openmind.core.training.wrapper import GROUPS, stage_for_model, wrapper_for
 
 
 class TrainCommand(Command):
@@ -40,6 +40,8 @@ A run folder holds: the model or adapter, checkpoint-N/, train_summary.json, los
 
     def run(self, args: argparse.Namespace) -> int:
         ns = self.resolve(args)
+        # sft on a vision-language model folder trains as mm-sft (when openmind-mm registers it)
+        ns.finetuning.stage = stage_for_model(ns.finetuning.stage, ns.model.model)
         spec = wrapper_for(ns.finetuning.stage)  # OM-T012 for a registered task nothing can train
         wrapper = spec.load()(ns)
         t = ns.training
@@ -51,11 +53,25 @@ A run folder holds: the model or adapter, checkpoint-N/, train_summary.json, los
                 where = f" on node {t.node_rank} of {t.nnodes}" if t.nnodes > 1 else ""
                 print(f"launching {t.nproc} processes{where}: {' '.join(command)}", file=sys.stderr, flush=True)
                 try:
-                    return subprocess.run(command, check=False).returncode
+                    return subprocess.run(command, check=False, preexec_fn=_stop_with_launcher).returncode
                 except FileNotFoundError as exc:
                     raise T_LAUNCH.error(f"cannot start {command[0]!r}: {exc}") from None
         wrapper.train()
         return 0
+
+
+def _stop_with_launcher() -> None:
+    """In the relaunched job (torchrun, before it starts): on Linux, SIGTERM it when this launcher dies,
+    even by SIGKILL, so that it stops its workers (it starts them in sessions of their own; they would
+    otherwise go on training into the run folder)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
 
 
 class ExportCommand(Command):

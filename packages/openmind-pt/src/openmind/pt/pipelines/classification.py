@@ -97,6 +97,7 @@ class TorchTokenClassification(_HFTaskPipeline):
                     "start": o["start"],
                     "end": o["end"],
                     "score": float(o["score"]),
+                    **({"index": int(o["index"])} if "index" in o else {}),  # the token's position
                 }
                 for o in entities
             ]

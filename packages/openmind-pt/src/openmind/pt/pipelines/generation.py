@@ -92,6 +92,8 @@ class TorchCausalLM(CausalLMPipeline):
     framework = "pt"
     backend = "transformers"
     supports_controls = True
+    #: honours GenerationParams.GENERATE_OPTIONS (transformers' generate takes them as they are)
+    supports_generate_options = True
 
     def __init__(self, model: Any, tokenizer: Any, *, task: str, model_dir: str, device: str, dtype: Any) -> None:
         self.model = model
@@ -159,7 +161,7 @@ class TorchCausalLM(CausalLMPipeline):
             "pad_token_id": self.pad_id,
             "eos_token_id": list(eos_ids) or None,
         }
-        for name in ("do_sample", "temperature", "top_p", "top_k", "repetition_penalty"):
+        for name in ("do_sample", "temperature", "top_p", "top_k", "repetition_penalty", *params.GENERATE_OPTIONS):
             value = getattr(params, name)
             if value is not None:
                 kwargs[name] = value

@@ -63,6 +63,14 @@ def load_processor(model_dir: str, *, trust_remote_code: bool = False) -> Any:
             except (OSError, ValueError):
                 continue
         name = config.get("processor_class") or ""
+        if not name:  # a folder written by an image processor alone: the model type's processor
+            from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+
+            try:
+                model_type = json.loads((Path(model_dir) / "config.json").read_text(encoding="utf-8"))["model_type"]
+            except (OSError, ValueError, KeyError, TypeError):
+                model_type = ""
+            name = PROCESSOR_MAPPING_NAMES.get(model_type) or ""
         cls = getattr(transformers, name, None) if name else None
         video = cls is not None and "video_processor" in cls.get_attributes()
         if not (video and importlib.util.find_spec("torchvision") is None):

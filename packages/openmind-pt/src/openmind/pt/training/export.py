@@ -51,8 +51,14 @@ def export_model(args: Any) -> Path:
         name = cfg.get("dtype") or cfg.get("torch_dtype")
         if name in ("float16", "bfloat16", "float32"):
             dtype = resolve_dtype(name, "cpu")
+    from openmind.pt.training.vl import is_vision_language
+
+    vision_language = is_vision_language(base)
+    auto = AutoModelForCausalLM
+    if vision_language:  # the whole VLM (vision tower, projector, language model), merged
+        from transformers import AutoModelForImageTextToText as auto
     try:
-        model = AutoModelForCausalLM.from_pretrained(
+        model = auto.from_pretrained(
             base, dtype=dtype, trust_remote_code=m.trust_remote_code, **safetensors_kwargs(base, m.allow_pickle)
         )
     except (OSError, ValueError, RuntimeError, KeyError, TypeError) as exc:
@@ -66,8 +72,13 @@ def export_model(args: Any) -> Path:
     source = str(adapter) if adapter is not None and (adapter / "tokenizer_config.json").is_file() else base
     tokenizer = load_tokenizer(source, _options(args, "chat"))
     tokenizer.save_pretrained(out)
-    for name in ("chat_template.jinja", "openmind_template.txt", "generation_config.json"):
+    names = ["chat_template.jinja", "openmind_template.txt", "generation_config.json"]
+    if vision_language:  # the image processor of the run when it has one, else of the base
+        names += ["preprocessor_config.json", "processor_config.json", "video_preprocessor_config.json"]
+    for name in names:
         src = Path(source) / name
+        if not src.is_file() and name.endswith("processor_config.json"):
+            src = Path(base) / name
         if src.is_file() and not (out / name).is_file():
             shutil.copy(src, out / name)
     return out

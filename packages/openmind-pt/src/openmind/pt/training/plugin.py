@@ -85,10 +85,26 @@ TRAINERS = (
 )
 
 
+#: vision-language SFT: task mm-sft is openmind-mm's, so it is registered only with openmind-mm installed
+VL_TRAINER = TrainerSpec(
+    task="mm-sft",
+    framework="pt",
+    impl="openmind.pt.training.vl:VLSFTTrainer",
+    requires=(*_BASE, "openmind-mm>=2.0", "pillow>=9"),
+    finetuning_types=("full", "freeze", "lora"),
+    note="AutoModelForImageTextToText (Qwen2-VL family); images only; no packing",
+    description="Vision-language SFT on transformers' Trainer (LoRA on the language model by default).",
+)
+
+
 @hookimpl
 def openmind_register_trainers(register):
     for spec in TRAINERS:
         register(spec)
+    from openmind.pt.plugin import mm_installed
+
+    if mm_installed():
+        register(VL_TRAINER)
 
 
 REWARDS = (

@@ -469,10 +469,14 @@ class KTOTrainer(_TrlStage):
 
 
 class _PairTokensTrainer(_TrlStage):
+    """A trl stage trained on paired token rows (ORPO, SimPO); subclasses give ``kind`` and
+    :meth:`config`."""
+
     kind = ""
 
+    @abc.abstractmethod
     def config(self) -> Any:
-        raise NotImplementedError
+        """trl's config object of the stage."""
 
     def build_trainer(self) -> Any:
         from openmind.pt.training.hf import paired_token_trainer_class
