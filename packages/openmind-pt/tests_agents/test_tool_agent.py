@@ -24,8 +24,10 @@ only once the learning rate had decayed (steps 200-300), held-out exact match 0.
 (answer); 400 steps at lr 5e-3, or 8 heads at lr 1e-2: 0.19 at the end; lr 1e-3 / 300 steps:
 0.23; lr 2e-3 / 300 steps (hidden 96): the copy is learnt from step ~180 (0.13 at 200, 0.09 at 250,
 final 0.089), held-out exact match 0.45 (call) / 0.575 (answer), and both clients then got parsed
-tool calls with a wrong city. Set here: lr 2e-3 for 500 steps: final loss 0.036 (training 318 s
-on this shared machine).
+tool calls with a wrong city. Set here: lr 2e-3 for 500 steps: final loss 0.036 (310 s), held-out
+exact match 0.90 (call) / 0.525 (answer: the temperature is copied, the city ~90 tokens back often
+not); LangChain's loop ran call -> tool -> answer with the right call and 'It is 38 degrees in
+Rome.' for Milan. Next: more steps (the answer's city copy is still being learnt at 500).
 """
 
 from __future__ import annotations
