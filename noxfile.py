@@ -368,6 +368,16 @@ def distributed(session: nox.Session) -> None:
 
 
 @nox.session
+def agents(session: nox.Session) -> None:
+    """The agent loop end to end: a tiny model fine-tuned in the test to write Hermes tool calls,
+    then the openai client and LangChain's ``bind_tools`` loop against the server (minutes of
+    training on one core, so kept out of tests(framework='pt'))."""
+    names, extra = PACKAGES["pt"]
+    install(session, names, [*extra, "langchain-openai"])
+    run_pytest(session, f"{pkg('pt')}/tests_agents")
+
+
+@nox.session
 def wheels(session: nox.Session) -> None:
     """Build every wheel and sdist; check the namespace layout, LICENSE and metadata, `twine check`;
     install the core alone from its wheel in a fresh venv."""

@@ -288,3 +288,40 @@ def test_the_chat_pipeline_takes_response_format_and_equals_the_server(server, t
     with pytest.raises(OpenMindError) as info:
         chat(messages, response_format={"type": "yaml"})
     assert info.value.code == "OM-I102" and info.value.location == "response_format"
+
+
+def test_rows_with_different_seeds_share_one_batch_and_each_draws_what_it_draws_alone(engine, server):
+    """Per-row ``seed``: rows that differ only by seed run in ONE ``generate_batch`` call, each
+    row's sample equal to that prompt generated alone with its seed (the unbatched path seeds the
+    global generator; the batch gives each row its own)."""
+    from openmind.nlp.pipelines.base import GenerationParams
+
+    wrapper = engine.generator
+    backend = wrapper.backend
+    prompts = [wrapper.prompt(wrapper.check_item(text, None), {}) for text in ("hi", "tell me a story", "hi", "x")]
+    seeds = [11, 12, 13, None]
+    rows = [GenerationParams(max_new_tokens=12, do_sample=True, temperature=1.0, seed=s) for s in seeds]
+    alone = [backend.generate([p], r)[0].token_ids for p, r in zip(prompts, rows)]
+    assert alone[0] != alone[2]  # the same prompt, other seed: another sample (not one stream cut in rows)
+    calls = []
+    real = backend.generate_batch
+
+    def counting(batch_prompts, params, *args, **kwargs):
+        calls.append((len(batch_prompts), params.seed))
+        return real(batch_prompts, params, *args, **kwargs)
+
+    backend.generate_batch = counting
+    try:
+        batched = backend.generate(prompts, rows, batch_size=4)
+    finally:
+        del backend.generate_batch
+    assert calls == [(4, None)]
+    assert [g.token_ids for g in batched[:3]] == alone[:3]
+    # with grammar rows in the same batch too, and over HTTP: n=3 with a seed is one batch whose
+    # choices equal three requests seeded seed, seed+1, seed+2 (the server's per-choice seeds)
+    c = client(server)
+    kw = dict(model="tiny", messages=[{"role": "user", "content": "hi"}], max_tokens=8, temperature=1.0)
+    several = c.chat.completions.create(n=3, seed=40, **kw)
+    one_by_one = [c.chat.completions.create(seed=40 + k, **kw).choices[0].message.content for k in range(3)]
+    assert [choice.message.content for choice in several.choices] == one_by_one
+    assert len(set(one_by_one)) == 3

@@ -143,6 +143,8 @@ class CausalLMPipeline(GenerativePipeline):
         per_prompt = [params] * len(prompts) if isinstance(params, GenerationParams) else list(params)
         if len(per_prompt) != len(prompts):
             raise I_BAD_PARAM.error(f"{len(prompts)} prompts but {len(per_prompt)} generation params")
+        if self.supports_controls:
+            per_prompt = _seeds_per_row(per_prompt)
         # per-row controls do not split batches: group on the rest, hand each batch its rows' controls
         groups: dict[GenerationParams, list[int]] = {}
         for i, p in enumerate(per_prompt):
@@ -231,3 +233,23 @@ class CausalLMPipeline(GenerativePipeline):
                     items.append(TokenLogprob(decode([ids[t]]), ids[t], float(step[ids[t]]), top))
                 out.append(items)
         return out
+
+
+def _seeds_per_row(per_prompt: list[GenerationParams]) -> list[GenerationParams]:
+    """Rows that differ only by ``seed`` would each be a batch of their own: move their seeds into
+    their :class:`~openmind.nlp.pipelines.controls.RowControls` so that they share one batch, each
+    row drawing from its own generator (what it draws alone with that seed). A seed that the whole
+    group shares stays a batch setting (one seeded stream, as before)."""
+    from openmind.nlp.pipelines.controls import RowControls
+
+    seeds: dict[GenerationParams, set[int | None]] = {}
+    for p in per_prompt:
+        seeds.setdefault(dataclasses.replace(p, controls=None, seed=None), set()).add(p.seed)
+    out = []
+    for p in per_prompt:
+        shared = len(seeds[dataclasses.replace(p, controls=None, seed=None)]) == 1
+        if not shared and p.seed is not None and p.do_sample is not False:  # greedy rows ignore seeds
+            controls = dataclasses.replace(p.controls or RowControls(), seed=p.seed)
+            p = dataclasses.replace(p, seed=None, controls=controls)
+        out.append(p)
+    return out

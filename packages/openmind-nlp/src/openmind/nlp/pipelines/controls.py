@@ -1,9 +1,9 @@
 """Per-row decoding controls: what may differ between the rows of ONE generation batch.
 
 :class:`~openmind.nlp.pipelines.base.GenerationParams` fields shared by a batch (temperature, top_p,
-top_k, seed, ...) group requests into batches; the controls here do not: rows with different
-``logit_bias``, penalties, ``min_p`` or grammars (structured outputs, forced tool calls) run in
-the same batch, each row with its own logits processing (the PyTorch backend implements them in
+top_k, ...) group requests into batches; the controls here do not: rows with different
+``logit_bias``, penalties, ``min_p``, grammars (structured outputs, forced tool calls) or sampling
+seeds run in the same batch, each row with its own logits processing (the PyTorch backend implements them in
 :mod:`openmind.pt.pipelines.constrained`). Framework-neutral: no imports beyond the standard library.
 """
 
@@ -51,7 +51,11 @@ class RowControls:
     * ``presence_penalty``: subtracted once from the logit of every token already generated;
     * ``frequency_penalty``: subtracted per occurrence of a token in the generated text;
     * ``min_p``: tokens below ``min_p`` x the top token's probability are dropped (sampling);
-    * ``constraint``: a grammar the output must follow.
+    * ``constraint``: a grammar the output must follow;
+    * ``seed``: the row's own random stream when sampling: the row draws exactly what it draws alone
+      with that ``seed`` (:meth:`CausalLMPipeline.generate
+      <openmind.nlp.pipelines.causal.CausalLMPipeline.generate>` moves the seeds of rows that
+      differ only by seed here, so that they share one batch).
     """
 
     logit_bias: tuple[tuple[int, float], ...] = ()
@@ -59,6 +63,7 @@ class RowControls:
     frequency_penalty: float = 0.0
     min_p: float | None = None
     constraint: Constraint | None = None
+    seed: int | None = None
 
     @property
     def empty(self) -> bool:

@@ -8,7 +8,9 @@ warpers (temperature, top-k, top-p, min-p) *before* custom processors, which wou
 away every token a grammar allows; so for such batches the warpers are switched off in
 ``generate`` and applied here, after the per-row steps, with transformers' own warper classes.
 Order per step (vLLM's): logit_bias, presence/frequency penalties, grammar mask, then temperature,
-top-k, top-p, min-p.
+top-k, top-p, min-p. Rows with their own ``seed`` then draw their token here, from their own
+``torch.Generator``, exactly as ``generate`` draws it for a batch of one after ``torch.manual_seed``
+(``multinomial`` on the softmax), and leave ``generate`` only that token to pick.
 
 Grammars: ``xgrammar`` (chosen for speed: the token mask of a step costs microseconds, measured in
 ``bench/``). A :class:`~openmind.nlp.pipelines.controls.Constraint` is a union of alternatives
@@ -119,6 +121,8 @@ class RowControlsProcessor:
         #: rows whose grammar rejected a token (cannot happen unless generation ran past the grammar)
         self.broken = [False] * len(self.controls)
         self.min_p_warpers: dict[float, Any] = {}
+        #: per-row generators (rows with a ``seed``), made on the device of the first scores
+        self.generators: dict[int, Any] | None = None
         self.steps = 0
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
@@ -160,8 +164,24 @@ class RowControlsProcessor:
 
                     warper = self.min_p_warpers[c.min_p] = MinPLogitsWarper(min_p=c.min_p)
                 scores[r : r + 1] = warper(input_ids[r : r + 1], scores[r : r + 1])
+        if self.sampling:
+            self._draw_seeded(scores)
         self.steps += 1
         return scores
+
+    def _draw_seeded(self, scores: Any) -> None:
+        torch = self.torch
+        if self.generators is None:
+            self.generators = {
+                r: torch.Generator(device=scores.device).manual_seed(c.seed)
+                for r, c in enumerate(self.controls)
+                if c.seed is not None
+            }
+        for r, generator in self.generators.items():
+            probs = torch.softmax(scores[r : r + 1], dim=-1)
+            token = int(torch.multinomial(probs, num_samples=1, generator=generator))
+            scores[r] = -float("inf")
+            scores[r, token] = 0.0
 
     sampling = False
 
@@ -175,13 +195,13 @@ def prepare_controls(pipeline: Any, params: Any, kwargs: dict[str, Any], start: 
         TopPLogitsWarper,
     )
 
-    gen = pipeline.model.generation_config
-    sampling = bool(kwargs.get("do_sample", gen.do_sample))
+    # the values generate would use: the call's, the model's generation_config, then transformers'
+    # global defaults (top_k=50 when nothing sets it) -- as a batch without controls samples
+    gen = pipeline.decoder.config_for(kwargs)
+    sampling = bool(gen.do_sample)
     warpers: list[Any] = []
     if sampling:
-        temperature = kwargs.get("temperature", gen.temperature)
-        top_k = kwargs.get("top_k", gen.top_k)
-        top_p = kwargs.get("top_p", gen.top_p)
+        temperature, top_k, top_p = gen.temperature, gen.top_k, gen.top_p
         if temperature is not None and temperature != 1.0:
             warpers.append(TemperatureLogitsWarper(temperature))
         if top_k:
