@@ -44,13 +44,12 @@ def constraint_for(body: Any, parser: Any) -> Any:
             )
         names = [choice.function.name] if not isinstance(choice, str) else [t.function.name for t in body.tools]
         schemas = {t.function.name: t.function.parameters or {"type": "object"} for t in body.tools}
-        try:
-            alternatives = tuple(
-                Alternative(json.dumps(schemas[name]), prefix=parser.call_prefix(name), suffix=parser.call_suffix())
-                for name in names
-            )
-        except NotImplementedError as exc:
-            raise ApiError(400, str(exc), param="tool_choice") from None
+        prefixes = {name: parser.call_prefix(name) for name in names}
+        if any(prefix is None for prefix in prefixes.values()):
+            raise ApiError(400, f"the {parser.name} tool-call parser cannot force a call", param="tool_choice")
+        alternatives = tuple(
+            Alternative(json.dumps(schemas[name]), prefix=prefixes[name], suffix=parser.call_suffix()) for name in names
+        )
         return Constraint(alternatives, "tool_choice")
     fmt = body.response_format
     if fmt is None or fmt.type == "text":

@@ -24,6 +24,7 @@ whether it can send text already or must hold it because a call may be starting.
 
 from __future__ import annotations
 
+import abc
 import importlib
 import json
 import re
@@ -106,7 +107,7 @@ def _json_values(text: str) -> list[Any] | None:
         values.append(value)
 
 
-class ToolParser:
+class ToolParser(abc.ABC):
     """Base class: subclasses set ``name``, ``start`` (the text that opens a call) and implement ``parse``."""
 
     name: ClassVar[str] = ""
@@ -117,8 +118,9 @@ class ToolParser:
     #: whether the family writes several calls in one turn
     parallel: ClassVar[bool] = True
 
-    def parse(self, text: str) -> ParsedCalls:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def parse(self, text: str) -> ParsedCalls:
+        """The calls in ``text`` (the whole answer) and the text around them."""
 
     def may_start(self, text: str) -> bool:
         """True when ``text`` (the answer so far) contains or may be the beginning of a call."""
@@ -131,9 +133,10 @@ class ToolParser:
                 return True
         return False
 
-    def call_prefix(self, name: str) -> str:
-        """What the model writes before the arguments of a call to ``name`` (grammar-enforced calls)."""
-        raise NotImplementedError(f"the {self.name} parser cannot force a call")
+    def call_prefix(self, name: str) -> str | None:
+        """What the model writes before the arguments of a call to ``name`` (grammar-enforced calls);
+        ``None`` when this family's calls cannot be forced by a grammar (``tool_choice`` is then a 400)."""
+        return None
 
     def call_suffix(self) -> str:
         """What the model writes after the arguments of a call (grammar-enforced calls)."""
