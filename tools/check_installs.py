@@ -60,7 +60,16 @@ SETS: dict[str, set[str]] = {
     "openmind[ms]": {"openmind", "openmind-ms", "openmind-nlp", "openmind-data"},
     "openmind[hf]": {"openmind"},
 }
-OURS = {"openmind", "openmind-core", "openmind-pt", "openmind-ms", "openmind-nlp", "openmind-data", "openmind-mm", "openmind-webui"}
+OURS = {
+    "openmind",
+    "openmind-core",
+    "openmind-pt",
+    "openmind-ms",
+    "openmind-nlp",
+    "openmind-data",
+    "openmind-mm",
+    "openmind-webui",
+}
 FRAMEWORKS = {"openmind-pt": "pt", "openmind-ms": "ms"}
 
 
