@@ -204,3 +204,46 @@ def test_pipeline_stop_strings_and_streaming_on_the_fast_path(llama2_dir, monkey
     assert run() == fast
     free, text, reason, streamed = fast
     assert reason == "stop" and len(text) < len(free) and streamed == text
+
+
+def test_lean_step_is_used_and_gives_the_full_forwards_tokens(loaded, monkeypatch):
+    """The three architectures decode through their modules directly (the tests above hold it to
+    generate's tokens); ``OPENMIND_FAST_DECODE=full`` runs the whole forward and gives the same."""
+    _, _, model, enc = loaded
+    assert StaticDecoder(model).lean()
+    kwargs = dict(max_new_tokens=24, do_sample=False, pad_token_id=2)
+    _, lean, _ = _both(model, enc, **kwargs)
+    monkeypatch.setenv("OPENMIND_FAST_DECODE", "full")
+    assert not StaticDecoder(model).lean()
+    reference, full, _ = _both(model, enc, **kwargs)
+    assert lean.tolist() == full.tolist() == reference.tolist()
+
+
+def test_other_architectures_take_the_whole_forward():
+    import transformers
+
+    config = transformers.GemmaConfig(
+        vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, head_dim=16
+    )
+    assert not StaticDecoder(transformers.GemmaForCausalLM(config)).lean()  # it scales its embeddings
+
+
+def test_row_watcher_reads_one_column_per_step_like_a_full_scan():
+    """Without text to decode the watcher reads only the newest token of each row; fed the whole
+    sequences at once it scans rows: both end rows at the same place."""
+    from openmind.pt.pipelines.generation import Batch, RowWatcher
+
+    prompt = torch.zeros((3, 3), dtype=torch.long)
+    new = torch.tensor([[5, 2, 7, 7], [5, 6, 7, 8], [9, 9, 9, 2]])
+    sequences = torch.cat([prompt, new], dim=1)
+    batch = Batch(
+        prompt, torch.ones_like(prompt), [3] * 3, [0, 1, 2], None, eos_ids=(2,), is_cancelled=lambda i: i == 1
+    )
+    stepwise = RowWatcher(None, batch)
+    for t in range(1, 5):
+        done = stepwise(sequences[:, : 3 + t], None)
+    scanned = RowWatcher(None, batch)
+    assert scanned(sequences, None).tolist() == done.tolist() == [True, True, True]
+    assert stepwise.ended_at == [2, 1, 4]  # eos counted, cancelled after its first token
+    assert scanned.ended_at == [2, 4, 4]  # seen once, after all four tokens
+    assert stepwise.cancelled == scanned.cancelled == [False, True, False]

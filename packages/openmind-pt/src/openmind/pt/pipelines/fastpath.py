@@ -11,6 +11,11 @@ generic stopping machinery. :class:`StaticDecoder` runs the same model forward w
   compiled step needs to stay compiled);
 * a 4-D attention mask kept in place (one column switched on per step) instead of being rebuilt
   from the 2-D mask by the model at every token;
+* for the architectures whose model forward is exactly "embed, rotary, decoder layers, norm, head"
+  (:data:`LEAN_ARCHITECTURES`), a decode step that calls those same modules of the model in that
+  order and skips the wrappers around them (output capturing, config-default merging, causal-mask
+  building from a mask that is already 4-D, output dataclasses): on a small model they cost as much
+  as the layers (``OPENMIND_FAST_DECODE=full`` keeps the whole forward);
 * optionally a compiled step (``OPENMIND_FAST_DECODE=compile``: ``torch.compile`` of the
   decode forward). Off by default: on the 2-core CPU build machines it took minutes to compile
   and saved little per token (see bench/results.md); on a GPU it is worth trying.
@@ -40,8 +45,13 @@ log = logging.getLogger("openmind.pt.fastpath")
 PROMPT_BUCKET = 16
 #: static caches are sized to a multiple of this many tokens (and reused while they fit)
 CACHE_BUCKET = 128
-#: environment switch: ``0`` = always ``model.generate``, ``compile`` = also ``torch.compile`` the step
+#: environment switch: ``0`` = always ``model.generate``, ``compile`` = also ``torch.compile`` the step,
+#: ``full`` = the model's whole forward at each step (no lean step)
 ENV = "OPENMIND_FAST_DECODE"
+#: model classes whose ``forward`` (and their inner model's) is embed -> rotary -> layers -> norm ->
+#: lm_head with nothing else on a full-attention decode step: the lean step calls these modules directly.
+#: Only classes checked token for token against ``generate`` (tests/test_fastpath.py) belong here.
+LEAN_ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM")
 
 #: generation options whose processors/criteria the loop does not reproduce, with the values at
 #: which ``generate`` adds none: any other value sends the call to ``model.generate``
@@ -191,12 +201,56 @@ class StaticDecoder:
         self._cache_key = key
         return self._cache
 
+    def lean(self) -> bool:
+        """Whether decode steps call the model's modules directly (:data:`LEAN_ARCHITECTURES`)."""
+        inner = getattr(self.model, "model", None)
+        return (
+            self.mode not in ("full", "compile")
+            and type(self.model).__name__ in LEAN_ARCHITECTURES
+            and type(self.model).__module__.startswith("transformers.models.")
+            and all(hasattr(inner, name) for name in ("embed_tokens", "rotary_emb", "layers", "norm"))
+            and hasattr(self.model, "lm_head")
+        )
+
     def step_fn(self) -> Callable[..., Any]:
+        """One decode step: ``(input_ids, attention_mask, position_ids, cache) -> logits [batch, 1, vocab]``."""
         if self._step is None:
-            self._step = self.model.forward
-            if self.mode == "compile":
-                torch = import_torch()
-                self._step = torch.compile(self.model.forward, dynamic=False)
+            model = self.model
+            if self.lean():
+                inner = model.model
+                layers = list(inner.layers[: model.config.num_hidden_layers])
+
+                def step(input_ids: Any, attention_mask: Any, position_ids: Any, cache: Any) -> Any:
+                    # what LlamaModel/MistralModel/Qwen2Model.forward run for one full-attention token
+                    hidden = inner.embed_tokens(input_ids)
+                    rotary = inner.rotary_emb(hidden, position_ids=position_ids)
+                    for layer in layers:
+                        hidden = layer(
+                            hidden,
+                            attention_mask=attention_mask,
+                            position_embeddings=rotary,
+                            position_ids=position_ids,
+                            cache=cache,
+                            use_cache=True,
+                        )
+                    return model.lm_head(inner.norm(hidden))
+
+                self._step = step
+            else:
+                forward = model.forward
+                if self.mode == "compile":
+                    forward = import_torch().compile(model.forward, dynamic=False)
+
+                def step(input_ids: Any, attention_mask: Any, position_ids: Any, cache: Any) -> Any:
+                    return forward(
+                        input_ids=input_ids,
+                        attention_mask=attention_mask,
+                        position_ids=position_ids,
+                        cache=cache,
+                        use_cache=True,
+                    ).logits
+
+                self._step = step
         return self._step
 
     def step_mask(self, valid: Any) -> Any:
@@ -247,32 +301,32 @@ class StaticDecoder:
             input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True, logits_to_keep=1
         )
         position = positions[:, -1:]
-        sequences = input_ids
+        # the prompt and every token chosen so far, written in place (no re-allocation per token)
+        out_ids = torch.full((batch, length + max_new), pad, dtype=input_ids.dtype, device=device)
+        out_ids[:, :length] = input_ids
         unfinished = torch.ones(batch, dtype=torch.bool, device=device)
+        pads = torch.full((batch,), pad, dtype=torch.long, device=device)
         step = self.step_fn()
+        logits = out.logits
         for t in range(max_new):
-            logits = out.logits[:, -1].to(copy=True, dtype=torch.float32, device=device)
-            scores = processors(sequences, logits)
+            sequences = out_ids[:, : length + t]
+            scores = logits[:, -1].to(copy=True, dtype=torch.float32, device=device)
+            if processors:
+                scores = processors(sequences, scores)
             if cfg.do_sample:
                 chosen = torch.multinomial(torch.softmax(scores, dim=-1), num_samples=1).squeeze(1)
             else:
                 chosen = torch.argmax(scores, dim=-1)
             if eos_t is not None:
-                chosen = torch.where(unfinished, chosen, torch.full_like(chosen, pad))
-            sequences = torch.cat([sequences, chosen[:, None]], dim=-1)
+                chosen = torch.where(unfinished, chosen, pads)
+            out_ids[:, length + t] = chosen
             if eos_t is not None:
                 unfinished &= ~torch.isin(chosen, eos_t)
             if stopping is not None:
-                unfinished &= ~stopping(sequences, None)
+                unfinished &= ~stopping(out_ids[:, : length + t + 1], None)
             if t == max_new - 1 or not bool(unfinished.any()):
-                break
+                return out_ids[:, : length + t + 1]
             valid[:, width + t] = True
             position = position + 1
-            out = step(
-                input_ids=chosen[:, None],
-                attention_mask=self.step_mask(valid),
-                position_ids=position,
-                cache=cache,
-                use_cache=True,
-            )
-        return sequences
+            logits = step(chosen[:, None], self.step_mask(valid), position, cache)
+        return out_ids[:, :length]

@@ -60,18 +60,31 @@ class RowWatcher:
         self.cancelled = [False] * n
         #: generated-token count at which each row ended (None while running)
         self.ended_at: list[int | None] = [None] * n
+        #: generated tokens seen at the last call
+        self._seen = 0
 
     def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
         n = len(self.done)
+        produced = input_ids.shape[1] - self.start
+        # called after each token (one more than last time), a row's first end-of-sequence token is
+        # its newest one: without text to decode (only cancellation to check) one column is read per
+        # step instead of whole rows; otherwise (several tokens at once) rows are scanned
+        one_more = produced == self._seen + 1
+        self._seen = produced
+        last = input_ids[:, -1].tolist() if one_more and not self.decode else None
         for r in range(n):
             if self.done[r]:
                 continue
-            tokens = input_ids[r, self.start :].tolist()
             ended = False
-            for j, token in enumerate(tokens):
-                if token in self.eos:
-                    tokens, ended = tokens[:j], True
-                    break
+            if last is not None:
+                ended = last[r] in self.eos
+                tokens = range(produced - 1 if ended else produced)  # only its length is used below
+            else:
+                tokens = input_ids[r, self.start :].tolist()
+                for j, token in enumerate(tokens):
+                    if token in self.eos:
+                        tokens, ended = tokens[:j], True
+                        break
             if self.decode:
                 delta = self.rows[r].update(self.tokenizer.decode(tokens, **DECODE), final=ended)
                 if delta and self.on_text is not None:
