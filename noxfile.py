@@ -112,6 +112,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
             # openmind deploy / eval (framework-free parts)
             "fastapi",
             "uvicorn",
+            "uvloop",
+            "httptools",
             "httpx",
             "openai",
             "rouge-score",
@@ -139,6 +141,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
             # openmind deploy / eval on real models
             "fastapi",
             "uvicorn",
+            "uvloop",
+            "httptools",
             "httpx",
             "openai",
             "rouge-score",
@@ -442,7 +446,7 @@ def release(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks; results (ratios measured side by side in one run) go to bench/results.md."""
     names, extra = PACKAGES["pt"]
-    install(session, ["core", "nlp", "data", "mm", "pt"], extra + ["fastapi", "uvicorn", "openai", "httpx", "psutil"])
+    install(session, ["core", "nlp", "data", "mm", "pt"], extra + ["fastapi", "uvicorn", "uvloop", "httptools", "openai", "httpx", "psutil"])
     env = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     if not session.posargs or any("ms" in name for name in session.posargs):
         env["OPENMIND_MS_PYTHON"] = ms_bench_python(session)

@@ -338,3 +338,14 @@ def test_keep_alive_requests_are_not_delayed():
         for _ in range(10):
             assert c.get("/health").status_code == 200
         assert time.perf_counter() - start < 0.35
+
+
+def test_server_runs_on_uvloop_and_httptools():
+    # openmind-nlp[serve] installs both: asyncio's loop and h11 cost about as much CPU per request
+    # as decoding a short answer on a small model
+    with serve(ScriptedEngine()) as s:
+        config = s.server.config
+        assert (config.loop, config.http) == ("uvloop", "httptools")
+        assert config.http_protocol_class.__name__ == "HttpToolsProtocol"
+        r = post(s, "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3})
+        assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"]

@@ -33,10 +33,24 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def io_choice() -> dict[str, str]:
+    """uvicorn's event loop and HTTP parser: uvloop and httptools (``openmind-nlp[serve]`` installs
+    them where they build) when importable, else asyncio's loop and h11. On a small CPU the pure-Python
+    pair costs as much per request as decoding a short answer on a small model."""
+    from importlib.util import find_spec
+
+    return {
+        "loop": "uvloop" if find_spec("uvloop") else "asyncio",
+        "http": "httptools" if find_spec("httptools") else "h11",
+    }
+
+
 def _config(app: Any, log_level: str = "warning", **kw: Any):
     import uvicorn
 
-    return uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="on", timeout_graceful_shutdown=5, **kw)
+    return uvicorn.Config(
+        app, log_level=log_level, access_log=False, lifespan="on", timeout_graceful_shutdown=5, **io_choice(), **kw
+    )
 
 
 def serve_forever(app: Any, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
