@@ -446,7 +446,11 @@ def release(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks; results (ratios measured side by side in one run) go to bench/results.md."""
     names, extra = PACKAGES["pt"]
-    install(session, ["core", "nlp", "data", "mm", "pt"], extra + ["fastapi", "uvicorn", "uvloop", "httptools", "openai", "httpx", "psutil"])
+    install(
+        session,
+        ["core", "nlp", "data", "mm", "pt"],
+        extra + ["fastapi", "uvicorn", "uvloop", "httptools", "openai", "httpx", "psutil"],
+    )
     env = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     if not session.posargs or any("ms" in name for name in session.posargs):
         env["OPENMIND_MS_PYTHON"] = ms_bench_python(session)
