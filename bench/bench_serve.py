@@ -2,7 +2,11 @@
 (max_batch_size 32) vs without (max_batch_size 1), and LLaMA-Factory's API server (`llamafactory-cli
 api`, Hugging Face engine, in the `.venv-lf` venv) on the same tiny model in the same run. Each
 server in its own process, real HTTP on loopback, one torch thread; server ready time (process
-start to a healthy answer) beside the model's own load time."""
+start to a healthy answer) beside the model's own load time.
+
+All servers stay up together and are loaded in turn, ``ROUNDS`` times per concurrency (env
+``OPENMIND_BENCH_SERVE_ROUNDS``): on a shared machine the load drifts by several times within
+minutes, so each value is the median of per-round ratios between servers measured seconds apart."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ TARGET = 3.0  # batching speed-up at concurrency 8
 #: openmind (batched) / LLaMA-Factory req/s per concurrency (issue 20)
 LF_TARGETS = {1: 2.0, 8: 5.0, 32: 6.0}
 BATCH_WAIT_MS = 10
+ROUNDS = 3
 
 
 async def _load(url: str, concurrency: int, total: int) -> float:
@@ -120,56 +125,75 @@ def _load_seconds(model: str) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def _median(values: list[float]) -> float:
+    import statistics
+
+    return statistics.median(values)
+
+
 def run() -> list[dict]:
+    import os
+
     import httpx
     from bench_data import lf_python
 
     from openmind.pt.testing import tiny_llama
 
+    rounds = int(os.environ.get("OPENMIND_BENCH_SERVE_ROUNDS", ROUNDS))
     folder = str(tiny_llama(tempfile.mkdtemp(prefix="bench-serve-") + "/tiny"))
-    rates: dict[tuple[str, int], float] = {}
-    sizes: dict[tuple[str, int], float] = {}
+    rates: dict[tuple[str, int], list[float]] = {}
+    counts: dict[tuple[str, int], list[int]] = {}
     ready: dict[str, float] = {}
     lf_py = lf_python()
     servers = [("batching", 32), ("no batching", 1)] + ([("LLaMA-Factory", 0)] if lf_py else [])
-    for label, batch in servers:
-        proc, url, ready[label] = _llamafactory(lf_py, folder) if batch == 0 else _deploy(folder, batch)
-        try:
+    running: dict[str, tuple] = {}
+    try:
+        for label, batch in servers:  # one after the other: ready times are not measured under each other's load
+            proc, url, ready[label] = _llamafactory(lf_py, folder) if batch == 0 else _deploy(folder, batch)
+            running[label] = (proc, url, batch)
             asyncio.run(_load(url, 2, 4))  # warm-up
-            for concurrency in (1, 8, 32):
-                before = httpx.get(url + "/health").json() if batch else None
-                rates[(label, concurrency)] = asyncio.run(_load(url, concurrency, max(24, concurrency * 8)))
-                if batch:
-                    after = httpx.get(url + "/health").json()
-                    sizes[(label, concurrency)] = (after["requests"] - before["requests"]) / max(
-                        1, after["batches"] - before["batches"]
-                    )
-        finally:
+        for concurrency in (1, 8, 32):
+            for _ in range(rounds):
+                for label, (_proc, url, batch) in running.items():
+                    before = httpx.get(url + "/health").json() if batch else None
+                    rate = asyncio.run(_load(url, concurrency, max(24, concurrency * 8)))
+                    rates.setdefault((label, concurrency), []).append(rate)
+                    if batch:
+                        after = httpx.get(url + "/health").json()
+                        seen = counts.setdefault((label, concurrency), [0, 0])
+                        seen[0] += after["requests"] - before["requests"]
+                        seen[1] += after["batches"] - before["batches"]
+    finally:
+        for proc, _url, _batch in running.values():
             proc.terminate()
             proc.wait(timeout=30)
     rows = []
     for concurrency in (1, 8, 32):
-        on, off = rates[("batching", concurrency)], rates[("no batching", concurrency)]
-        ratio = on / off
+        ons, offs = rates[("batching", concurrency)], rates[("no batching", concurrency)]
+        on, off = _median(ons), _median(offs)
+        ratio = _median([a / b for a, b in zip(ons, offs)])
+        jobs, batches = counts[("batching", concurrency)]
         rows.append(
             {
                 "benchmark": "serve",
                 "metric": f"chat req/s at concurrency {concurrency} ({MAX_TOKENS} tokens, openmind deploy, "
-                f"wait {BATCH_WAIT_MS:g} ms): {on:.1f} batched (mean batch {sizes[('batching', concurrency)]:.1f}) "
-                f"vs {off:.1f} unbatched",
+                f"wait {BATCH_WAIT_MS:g} ms): {on:.1f} batched (mean batch {jobs / max(1, batches):.1f}) "
+                f"vs {off:.1f} unbatched (medians of {rounds} interleaved rounds; value: median of round ratios)",
                 "value": f"{ratio:.2f}x",
                 "target": f">= {TARGET:g}x" if concurrency == 8 else "",
                 "ok": ratio >= TARGET if concurrency == 8 else None,
             }
         )
         if lf_py:
-            lf = rates[("LLaMA-Factory", concurrency)]
-            ratio = on / lf
+            lfs = rates[("LLaMA-Factory", concurrency)]
+            ratios = [a / b for a, b in zip(ons, lfs)]
+            ratio = _median(ratios)
             rows.append(
                 {
                     "benchmark": "serve",
                     "metric": f"chat req/s at concurrency {concurrency} ({MAX_TOKENS} tokens): openmind deploy "
-                    f"{on:.1f} vs LLaMA-Factory 0.9.5 api {lf:.1f} (HF engine, default MAX_CONCURRENT=1)",
+                    f"{on:.1f} vs LLaMA-Factory 0.9.5 api {_median(lfs):.1f} (HF engine, default MAX_CONCURRENT=1); "
+                    f"round ratios {', '.join(f'{r:.2f}' for r in ratios)}",
                     "value": f"{ratio:.2f}x",
                     "target": f">= {LF_TARGETS[concurrency]:g}x",
                     "ok": ratio >= LF_TARGETS[concurrency],
