@@ -463,18 +463,27 @@ def train_command(
         cmd += ["--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1"]
     if stage == "pt":
         cmd += ["--data-path", layout.data_prefix + "_text_document", "--split", "100,0,0"]
-    else:
+    elif stage == "sft":  # examples/mcore/qwen3/tune_qwen3_0point6b_4K_lora_ptd.sh
         cmd += [
             "--data-path", layout.data_prefix,
             "--split", "100,0,0",
             "--handler-name", HANDLERS[stage],
             "--finetune",
-            "--stage", stage,
+            "--stage", "sft",
             "--is-instruction-dataset",
             "--prompt-type", prompt_type(args),
         ]  # fmt: skip
-        if stage == "dpo":
-            cmd += ["--is-pairwise-dataset", "--dpo-loss-type", ft.pref_loss, "--dpo-beta", _num(ft.pref_beta)]
+    else:  # dpo: examples/mcore/qwen3_moe/dpo_qwen3_30b_a3b_16K_A3_ptd.sh
+        cmd += [
+            "--data-path", layout.data_prefix,
+            "--split", "100,0,0",
+            "--finetune",
+            "--stage", "dpo",
+            "--is-pairwise-dataset",
+            "--prompt-type", prompt_type(args),
+            "--dpo-loss-type", ft.pref_loss,
+            "--dpo-beta", _num(ft.pref_beta),
+        ]  # fmt: skip
     if ft.finetuning_type == "lora":
         cmd += [
             "--lora-r", str(ft.lora_rank),
