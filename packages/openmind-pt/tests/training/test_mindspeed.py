@@ -93,6 +93,27 @@ def test_guard_is_a_coded_error_before_any_work(tiny_dir, sft_file, tmp_path):
     assert MindSpeedTrainer.launch_command(args, ["a.yaml"]) is None  # it runs torchrun itself
 
 
+def test_prepare_translates_a_real_dataset(tiny_dir, sft_file, pref_file, tmp_path):
+    """What check() does after the guard: the model resolved, every row loaded through openmind's
+    data engine and translated, the iterations counted from the rows."""
+    from openmind.pt.mindspeed.trainer import MindSpeedTrainer
+
+    args = _args(tiny_dir, dataset=[str(sft_file)], output_dir=str(tmp_path / "run"), template="llama2")
+    steps = MindSpeedTrainer(args, stage="sft").prepare(HOME)
+    train = steps[2].argv
+    # 160 rows x 3 epochs / (batch 4 x accumulation 1 x 1 process) = 120 iterations
+    assert train[train.index("--train-iters") + 1] == "120" and train[train.index("--global-batch-size") + 1] == "4"
+    assert steps[0].argv[steps[0].argv.index("--input") + 1] == str(tmp_path / "run" / "mindspeed/data/train.jsonl")
+    assert not (tmp_path / "run").exists()  # prepare writes nothing
+
+    args = _args(tiny_dir, dataset=[str(pref_file)], output_dir=str(tmp_path / "dpo"), template="llama2", max_steps=5)
+    trainer = MindSpeedTrainer(args, stage="dpo")
+    assert trainer.prepare(HOME)[2].argv[11] == "posttrain_gpt.py" and len(trainer.rows) == 96
+    args = _args(tiny_dir, dataset=[str(sft_file)], output_dir=str(tmp_path / "x"), template="llama2", packing=True)
+    with raises_code("OM-PT002"):
+        MindSpeedTrainer(args, stage="sft").prepare(HOME)
+
+
 def test_checkout_check_names_what_is_missing(tmp_path, monkeypatch):
     from openmind.pt.mindspeed.guard import HOME_ENV, check_home, find_home
 

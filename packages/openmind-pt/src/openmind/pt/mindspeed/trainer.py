@@ -52,23 +52,29 @@ class MindSpeedTrainer(FrameworkTrainer):
 
     # ---- the contract ----------------------------------------------------------------------
     def check(self) -> None:
-        """The guard first (OM-PT001 before any work), then every argument and row translated."""
-        from openmind.core.api import resolve_model
+        """The guard first (OM-PT001 before any work), then :meth:`prepare`."""
         from openmind.pt.mindspeed.guard import require_mindspeed
 
         self.check_supported()
-        self.home = require_mindspeed(
+        home = require_mindspeed(
             f"stage {self.stage} on the MindSpeed backend", T.mindspeed_group(self.args).mindspeed_home
         )
+        self.prepare(str(home))
+
+    def prepare(self, home: str) -> list[T.Step]:
+        """Every argument checked and translated, the model resolved, every row loaded (through
+        openmind's data engine) and translated: the steps a run from checkout ``home`` executes."""
+        from openmind.core.api import resolve_model
+        from openmind.data.api import load_dataset
+
         T.check_arguments(self.args, self.stage)
         m = self.args.model
         self.model_dir = resolve_model(m.model, revision=m.revision, hub=m.hub)
-        from openmind.data.api import load_dataset
-
         self.rows = load_dataset(self.args.data, stage=self.stage)
         for _ in T.records(self.rows, self.stage, system=self.args.template.system):
             pass  # every row translates (OM-PT002 names the first that does not)
-        self.steps(samples=len(self.rows), home=str(self.home), model_dir=self.model_dir)
+        self.home = Path(home)
+        return self.steps(samples=len(self.rows), home=home, model_dir=self.model_dir)
 
     def train(self) -> TrainResult:  # pragma: no cover - Ascend only
         self.check()
