@@ -70,6 +70,11 @@ def test_plugin_registers_trainers_marked_needs_ascend():
     assert not [t for t in registry.trainers_for("kto", "pt") if t.backend == "mindspeed"]
     group = [g for g in registry.argument_groups_for("train") if g.name == "mindspeed"]
     assert group and group[0].component.plugin == "pt-mindspeed"
+    from openmind.nlp.training.cli import TrainCommand
+
+    command = TrainCommand()
+    command.verb = "train"
+    assert "mindspeed" in command.all_groups()  # `openmind train --tensor-parallel-size 2 ...`
 
 
 def test_matrix_lists_the_backend_as_needing_ascend():
