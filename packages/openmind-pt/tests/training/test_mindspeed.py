@@ -376,6 +376,7 @@ def test_unsupported_models_are_coded_errors(tiny_dir, tmp_path):
         ({"rope_parameters": {"rope_type": "llama3", "factor": 8.0, "rope_theta": 5e5}}, "rope_parameters"),
         ({"hidden_act": "gelu"}, "hidden_act"),
         ({"mlp_bias": True}, "mlp_bias"),
+        ({"attention_bias": True}, "attention_bias"),
     ):
         with raises_code("OM-PT003") as info:
             model_args({**config, **change}, seq_length=128)

@@ -169,6 +169,11 @@ def model_args(hf: dict[str, Any], *, seq_length: int) -> list[str]:
             f"hidden_act {hf.get('hidden_act')!r}: MindSpeed-LLM's --swiglu is SiLU-gated",
             location="config.json field 'hidden_act'",
         )
+    if hf.get("attention_bias") and hf["model_type"] != "qwen2":
+        raise PT_MODEL.error(
+            "attention_bias (biases on q/k/v and o) is not translated to MindSpeed-LLM flags",
+            location="config.json field 'attention_bias'",
+        )
     if hf.get("mlp_bias"):
         raise PT_MODEL.error(
             "mlp_bias is not translated to MindSpeed-LLM flags", location="config.json field 'mlp_bias'"
@@ -203,7 +208,7 @@ def model_args(hf: dict[str, Any], *, seq_length: int) -> list[str]:
         "--swiglu",
         "--disable-bias-linear",
     ]  # fmt: skip
-    if hf["model_type"] == "qwen2" or hf.get("attention_bias"):
+    if hf["model_type"] == "qwen2":  # Qwen2: q/k/v biases only (examples/mcore/qwen25)
         out.append("--add-qkv-bias")
     if not hf.get("tie_word_embeddings", False):
         out.append("--untie-embeddings-and-output-weights")
