@@ -449,3 +449,21 @@ def test_loss_history_from_megatron_log_lines():
         {"step": 2, "loss": 1.998001},
         {"step": 3, "loss": 0.6931472},
     ]
+
+
+#: the prompt types of MindSpeed-LLM's configs/finetune/templates.json at c77308a1 (2026-08-21)
+MINDSPEED_PROMPT_TYPES = (
+    "chatglm2 chatglm3 chatglm3_system glm4 glm4_moe chatml chatml_de cpm default empty trl qwen_lf qwen qwen_r1 "
+    "qwen_math_r1 llama3 mistral mixtral magistral gemma llama2 alpaca deepseek2 deepseek2-lite minicpm3 baichuan2 "
+    "deepseek3 intern2 hunyuan qwen3 bailing_mini plm gpt_oss deepseek4"
+).split()
+
+
+def test_template_table_names_real_templates_on_both_sides():
+    from openmind.core.plugins import get_registry
+    from openmind.core.specs import TemplateSpec
+    from openmind.pt.mindspeed.translate import PROMPT_TYPES
+
+    ours = {t.name for t in get_registry().all(TemplateSpec)}
+    assert set(PROMPT_TYPES) <= ours, set(PROMPT_TYPES) - ours
+    assert set(PROMPT_TYPES.values()) <= set(MINDSPEED_PROMPT_TYPES)
