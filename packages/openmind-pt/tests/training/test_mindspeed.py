@@ -75,6 +75,11 @@ def test_plugin_registers_trainers_marked_needs_ascend():
     command = TrainCommand()
     command.verb = "train"
     assert "mindspeed" in command.all_groups()  # `openmind train --tensor-parallel-size 2 ...`
+    # the SDK takes the same keys: openmind.train(..., tensor_parallel_size=2)
+    from openmind.nlp.training.base import SFTWrapper
+
+    ns = SFTWrapper.resolve(None, {"model": "m", "dataset": "d", "tensor_parallel_size": 2})
+    assert ns.mindspeed.tensor_parallel_size == 2 and "mindspeed" in SFTWrapper.all_groups()
 
 
 def test_matrix_lists_the_backend_as_needing_ascend():
