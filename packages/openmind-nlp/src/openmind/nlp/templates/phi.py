@@ -39,7 +39,9 @@ class Phi3Template(NativeTemplate):
     layout_guard = "<|system|>\n<|end|>\n"
 
     def layout(self, roles, add_generation_prompt) -> list[str]:
-        return around(roles, PHI3_HEADERS, PHI3_AFTER, tail=PHI3_HEADERS["assistant"] if add_generation_prompt else self.eos)
+        return around(
+            roles, PHI3_HEADERS, PHI3_AFTER, tail=PHI3_HEADERS["assistant"] if add_generation_prompt else self.eos
+        )
 
     def fast(self, messages, add_generation_prompt, options) -> str:
         h = PHI3_HEADERS
