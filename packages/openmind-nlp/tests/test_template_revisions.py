@@ -340,7 +340,8 @@ EDGE_CASES = {
     # the layout path (texts cached per role sequence, contents joined in): what must not fool it
     "content-before-role": [{"content": "Hi.", "role": "user"}, {"content": "Hello.", "role": "assistant"}],
     "unhashable-role": [{"role": ["user"], "content": "hi"}],
-    "guard-text-in-content": [{"role": "user", "content": "<|system|>\n<|end|>\n<|im_start|>system\n"}, A1],
+    "empty-first-user": [{"role": "user", "content": ""}, A1, SYSTEM, U1],
+    "marker-text-in-content": [{"role": "user", "content": "<|system|>\n<|end|>\n<|im_start|>system\n"}, A1],
     "markers-in-content": [SYSTEM, {"role": "user", "content": "[INST] <s></s>{0}%s{}"}, {**A1, "content": "\\n}}"}],
     "same-roles-other-text": [{**SYSTEM, "content": "Be brief."}, U3, A3, U1, A1],
     "long": [SYSTEM] + [U1, A1, U2, A2, U3, A3] * 7,

@@ -83,9 +83,10 @@ class NativeTemplate(Template):
     #: options and no message keys besides ``role`` and ``content``; a subclass that redefines
     #: :meth:`build` without redefining ``layout`` does not inherit it.
     layout = None
-    #: a text whose presence in a layout render sends the call to :attr:`fast` instead (the
-    #: content-dependent special case of a family, e.g. Phi-3.5 leaving out an empty system message)
-    layout_guard: str | None = None
+    #: the layout holds only when the first message's content is not empty: otherwise the call goes
+    #: to :attr:`fast` (the content-dependent special case of a family, e.g. Phi-3.5 leaving out an
+    #: empty system message; its layout refuses a system message anywhere else)
+    layout_needs_first_content = False
     #: the cached layouts of this instance, ``({roles: texts}, {roles: texts})`` with and without
     #: the generation prompt, the texts at the even places of a list whose odd places the
     #: contents fill (``None`` without a layout)
@@ -131,9 +132,8 @@ class NativeTemplate(Template):
                     out = self._new_layout(cache, roles, bool(add_generation_prompt))
                 out = out[:]
                 out[1::2] = map(_CONTENT, messages)
-                text = "".join(out)  # a TypeError for non-text content
-                if self.layout_guard is None or self.layout_guard not in text:
-                    return text
+                if out[1] or not self.layout_needs_first_content:
+                    return "".join(out)  # a TypeError for non-text content
             except _FAST_MISS:
                 pass
         fast = self.fast

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from openmind.nlp.templates.native import NativeTemplate, Pieces, around
+from openmind.nlp.templates.native import FastMiss, NativeTemplate, Pieces, around
 
 #: role -> the header before its content (every Phi-3 turn ends ``<|end|>\n``)
 PHI3_HEADERS = {"system": "<|system|>\n", "user": "<|user|>\n", "assistant": "<|assistant|>\n"}
@@ -35,13 +35,15 @@ class Phi3Template(NativeTemplate):
         pieces.append((PHI3_HEADERS["assistant"], False) if add_generation_prompt else (self.eos, False))
         return pieces
 
-    #: an empty system message renders this in the layout; the template leaves it out (``fast``)
-    layout_guard = "<|system|>\n<|end|>\n"
+    #: an empty system message is left out (``fast`` renders it): the layout takes a system message
+    #: only first, and only with text
+    layout_needs_first_content = True
 
     def layout(self, roles, add_generation_prompt) -> list[str]:
-        return around(
-            roles, PHI3_HEADERS, PHI3_AFTER, tail=PHI3_HEADERS["assistant"] if add_generation_prompt else self.eos
-        )
+        if "system" in roles[1:]:
+            raise FastMiss
+        tail = PHI3_HEADERS["assistant"] if add_generation_prompt else self.eos
+        return around(roles, PHI3_HEADERS, PHI3_AFTER, tail=tail)
 
     def fast(self, messages, add_generation_prompt, options) -> str:
         h = PHI3_HEADERS
@@ -91,6 +93,9 @@ class Phi3MiniTemplate(Phi3Template):
         pieces.append((PHI3_HEADERS["assistant"], False) if add_generation_prompt else (self.eos, False))
         return pieces
 
-    layout = Phi3Template.layout
-    layout_guard = None  # an empty system message is kept: the layout covers every conversation
+    def layout(self, roles, add_generation_prompt) -> list[str]:  # an empty system message is kept
+        tail = PHI3_HEADERS["assistant"] if add_generation_prompt else self.eos
+        return around(roles, PHI3_HEADERS, PHI3_AFTER, tail=tail)
+
+    layout_needs_first_content = False
     fast = None
