@@ -156,13 +156,18 @@ def run() -> list[dict]:
             for _ in range(rounds):
                 for label, (_proc, url, batch) in running.items():
                     before = httpx.get(url + "/health").json() if batch else None
-                    rate = asyncio.run(_load(url, concurrency, max(24, concurrency * 8)))
+                    total = max(24, concurrency * 8)
+                    rate = asyncio.run(_load(url, concurrency, total))
                     rates.setdefault((label, concurrency), []).append(rate)
                     if batch:
                         after = httpx.get(url + "/health").json()
-                        seen = counts.setdefault((label, concurrency), [0, 0])
+                        seen = counts.setdefault((label, concurrency), [0, 0, 0.0, 0.0, 0.0])
                         seen[0] += after["requests"] - before["requests"]
                         seen[1] += after["batches"] - before["batches"]
+                        # where the server's time went: engine running, batcher holding jobs back, wall
+                        seen[2] += after.get("busy_seconds", 0.0) - before.get("busy_seconds", 0.0)
+                        seen[3] += after.get("wait_seconds", 0.0) - before.get("wait_seconds", 0.0)
+                        seen[4] += total / rate
     finally:
         for proc, _url, _batch in running.values():
             proc.terminate()
@@ -172,13 +177,15 @@ def run() -> list[dict]:
         ons, offs = rates[("batching", concurrency)], rates[("no batching", concurrency)]
         on, off = _median(ons), _median(offs)
         ratio = _median([a / b for a, b in zip(ons, offs)])
-        jobs, batches = counts[("batching", concurrency)]
+        jobs, batches, busy, held, wall = counts[("batching", concurrency)]
         rows.append(
             {
                 "benchmark": "serve",
                 "metric": f"chat req/s at concurrency {concurrency} ({MAX_TOKENS} tokens, openmind deploy, "
                 f"wait {BATCH_WAIT_MS:g} ms): {on:.1f} batched (mean batch {jobs / max(1, batches):.1f}) "
-                f"vs {off:.1f} unbatched (medians of {rounds} interleaved rounds; value: median of round ratios)",
+                f"vs {off:.1f} unbatched (medians of {rounds} interleaved rounds; value: median of round ratios); "
+                f"batched: engine busy {100 * busy / wall:.0f}% of the wall time, jobs held back "
+                f"{1000 * held / max(1, batches):.1f} ms per batch to fill it",
                 "value": f"{ratio:.2f}x",
                 "target": f">= {TARGET:g}x" if concurrency == 8 else "",
                 "ok": ratio >= TARGET if concurrency == 8 else None,

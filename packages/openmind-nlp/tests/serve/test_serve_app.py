@@ -225,11 +225,16 @@ def test_a_lone_client_never_waits_for_a_batch_to_fill():
     engine = ScriptedEngine(step_s=0.001)
     with serve(engine, max_batch_size=8, batch_wait_ms=3000) as s:
         post(s, "/v1/chat/completions", {"messages": [{"role": "user", "content": "warm"}]})  # the first may wait
+        before = httpx.get(s.url + "/health").json()
         start = time.perf_counter()
         for i in range(6):
             r = post(s, "/v1/chat/completions", {"messages": [{"role": "user", "content": f"one {i}"}]})
             assert r.json()["choices"][0]["message"]["content"] == f"{i} eno"
         assert time.perf_counter() - start < 3.0
+        after = httpx.get(s.url + "/health").json()
+    # the batcher's own account: not a moment held back, while the engine ran six batches
+    assert after["wait_seconds"] == before["wait_seconds"]
+    assert after["busy_seconds"] > before["busy_seconds"] and after["batches"] == before["batches"] + 6
     assert engine.batches[-6:] == [1] * 6
 
 

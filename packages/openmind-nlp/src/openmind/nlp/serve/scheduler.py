@@ -43,6 +43,10 @@ class SchedulerStats:
     rejected: int = 0
     cancelled: int = 0
     timed_out: int = 0
+    #: seconds the engine spent running batches, and seconds the loop held waiting jobs back to fill
+    #: a batch (what batching costs a lone request: stays 0 for a lone client)
+    busy_seconds: float = 0.0
+    wait_seconds: float = 0.0
 
 
 class Scheduler:
@@ -175,7 +179,7 @@ class Scheduler:
             # and the whole wait ends 4 x batch_wait after that.
             target = min(self.max_batch_size, self._early + self._last_size)
             if self.batch_wait and len(self._waiting) < target:
-                now = time.perf_counter()
+                now = began = time.perf_counter()
                 first = max(self.batch_wait, 1.5 * self._comeback)
                 deadline, cap = now + first, now + first + 4 * self.batch_wait
                 while len(self._waiting) < target and now < deadline:
@@ -186,6 +190,7 @@ class Scheduler:
                     now = time.perf_counter()
                     if len(self._waiting) > seen:  # someone came: give the others another gap
                         deadline = min(cap, now + self.batch_wait)
+                self.stats.wait_seconds += now - began
             batch = self._take_batch()
             if not batch:
                 continue
@@ -194,10 +199,12 @@ class Scheduler:
             self.stats.batches += 1
             self.stats.jobs += len(jobs)
             self.stats.largest_batch = max(self.stats.largest_batch, len(jobs))
+            started = time.perf_counter()
             try:
                 results: list[Any] = await loop.run_in_executor(self._executor, self.engine.run_batch, jobs)
             except Exception as exc:  # noqa: BLE001 - the whole batch failed: fail each of its jobs
                 results = [exc] * len(jobs)
+            self.stats.busy_seconds += time.perf_counter() - started
             for (job, future), result in zip(batch, results):
                 if future.done():
                     continue

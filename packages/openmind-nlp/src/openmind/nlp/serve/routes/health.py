@@ -16,4 +16,7 @@ async def handler(request: Request):
         "batches": stats.batches if stats else 0,
         "requests": stats.jobs if stats else 0,
         "largest_batch": stats.largest_batch if stats else 0,
+        # seconds the engine ran batches / the batcher held jobs back to fill a batch
+        "busy_seconds": round(stats.busy_seconds, 4) if stats else 0.0,
+        "wait_seconds": round(stats.wait_seconds, 4) if stats else 0.0,
     }
