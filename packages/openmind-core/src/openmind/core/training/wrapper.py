@@ -224,6 +224,13 @@ class TrainerWrapper:
                 f"node_rank must be in 0..{training.nnodes - 1} (nnodes={training.nnodes}), not {training.node_rank}",
                 location="node_rank",
             )
+        from openmind.core.compat.common import optimizer_problem
+        from openmind.core.errors import X_MISSING
+
+        for key, value in (getattr(training, "trainer_args", None) or {}).items():
+            problem = optimizer_problem(key, value)
+            if problem:  # transformers would raise ImportError only after the model is loaded
+                raise X_MISSING.error(f"trainer_args: {problem}", location=f"trainer_args.{key}")
         if args.data.cutoff_len < 2:
             raise A_BAD_VALUE.error(f"cutoff_len must be >= 2, not {args.data.cutoff_len}", location="cutoff_len")
         ft = args.finetuning
