@@ -180,8 +180,8 @@ def _llamafactory_examples() -> list[str]:
         f"LLaMA-Factory 0.9.5's {len(OUTCOMES)} example YAML files, each run unchanged except for the model, "
         "the output folder and tiny-run sizes (`openmind train FILE`, `openmind chat FILE` for `inference/`, "
         f"`openmind export FILE` for `merge_lora/`; test: `test_llamafactory_examples.py`): {runs} run, the "
-        "others stop before loading anything with the coded error below, at the `file:line` of the key named "
-        "(or the field), saying what to do instead.",
+        "others stop with the coded error below, at the `file:line` of the key named (or the field), saying "
+        "what to do instead, and write nothing.",
         "",
         markdown_table(["example", "in openmind", "what happens"], markdown_rows()),
         "",
