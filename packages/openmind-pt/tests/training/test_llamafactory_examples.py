@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -132,11 +131,16 @@ def tiny_text_model(folder: Path) -> Path:
 
 def tiny_vl_model(folder: Path) -> Path:
     """The VL training tests' tiny Qwen2-VL with ``<|endoftext|>`` added (qwen3_vl_nothink uses it)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "vl_training"))
-    from transformers import AutoTokenizer, Qwen2VLForConditionalGeneration
-    from vl_helpers import tiny_qwen2_vl_trainable
+    import importlib.util
 
-    tiny_qwen2_vl_trainable(folder)
+    from transformers import AutoTokenizer, Qwen2VLForConditionalGeneration
+
+    # by path, under its own name: openmind-data's tests have a vl_helpers module too
+    path = Path(__file__).resolve().parents[1] / "vl_training" / "vl_helpers.py"
+    spec = importlib.util.spec_from_file_location("pt_vl_training_helpers", path)
+    helpers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helpers)
+    helpers.tiny_qwen2_vl_trainable(folder)
     tok = AutoTokenizer.from_pretrained(folder)
     tok.add_special_tokens({"additional_special_tokens": ["<|endoftext|>"]}, replace_extra_special_tokens=False)
     tok.save_pretrained(folder)
