@@ -71,6 +71,25 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+class _Timed:
+    """Counts the CPU seconds this process spends in one method (the tokenizer calls of a
+    preparation); calls made in worker processes are not counted, so runners report it for one
+    worker only."""
+
+    def __init__(self, owner: object, name: str) -> None:
+        self.seconds = 0.0
+        original = getattr(owner, name)
+
+        def timed(*args, **kwargs):
+            start = time.process_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.seconds += time.process_time() - start
+
+        setattr(owner, name, timed)
+
+
 def _peak_mb() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -83,10 +102,12 @@ def run_openmind(rows_dir: str, tok_dir: str, out_dir: str, cache_dir: str, cuto
 
     from openmind.core.args import DataArguments
     from openmind.data import prepare
+    from openmind.data.encoding import Encoder
     from openmind.nlp.templates import load_template
 
     tokenizer = AutoTokenizer.from_pretrained(tok_dir)
     template = load_template("llama2")
+    timed = _Timed(Encoder, "tokenize")  # the batched Rust encode of whole conversations
     args = DataArguments(
         dataset=["bench"],
         dataset_dir=rows_dir,
@@ -107,6 +128,7 @@ def run_openmind(rows_dir: str, tok_dir: str, out_dir: str, cache_dir: str, cuto
         "rows": len(data.train),
         "tokens": int(lengths(data.train).sum()),
         "from_cache": data.from_cache,
+        "tokenizer_cpu_seconds": timed.seconds if workers == 1 else None,
         "peak_rss_mb": _peak_mb(),
     }
 
@@ -143,6 +165,7 @@ def run_llamafactory(rows_dir: str, tok_dir: str, out_dir: str, cache_dir: str, 
     )
     training_args = Seq2SeqTrainingArguments(output_dir=os.path.join(cache_dir, "out"), report_to=[])
     template = get_template_and_fix_tokenizer(tokenizer, data_args)
+    timed = _Timed(tokenizer, "encode")  # one call per template slot of every turn
     cpu, start = _cpu_seconds(), time.perf_counter()
     module = get_dataset(template, model_args, data_args, training_args, stage="sft", tokenizer=tokenizer)
     seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
@@ -157,6 +180,7 @@ def run_llamafactory(rows_dir: str, tok_dir: str, out_dir: str, cache_dir: str, 
         "cpu_seconds": cpu,
         "rows": len(train),
         "tokens": int(np.diff(offsets).sum()),
+        "tokenizer_cpu_seconds": timed.seconds if workers == 1 else None,
         "peak_rss_mb": _peak_mb(),
     }
 
