@@ -63,12 +63,13 @@ def write_rows(folder: Path, rows: list[dict]) -> Path:
     return folder
 
 
-def _cpu_seconds() -> float:
+def _cpu_seconds(own_only: bool = False) -> float:
     """User + system CPU time of this process and its finished children (worker pools are joined
-    before a runner returns): on a shared machine, CPU seconds compare better than wall time."""
+    before a runner returns): on a shared machine, CPU seconds compare better than wall time.
+    ``own_only``: this process alone (with workers: the part of the run that is not parallel)."""
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    return own.ru_utime + own.ru_stime + (0 if own_only else kids.ru_utime + kids.ru_stime)
 
 
 class _Timed:
@@ -115,9 +116,9 @@ def run_openmind(rows_dir: str, tok_dir: str, out_dir: str, cache_dir: str, cuto
         preprocessing_num_workers=workers,
         data_cache_dir=cache_dir,
     )
-    cpu, start = _cpu_seconds(), time.perf_counter()
+    cpu, own, start = _cpu_seconds(), _cpu_seconds(own_only=True), time.perf_counter()
     data = prepare(args, tokenizer, template, quiet=True)
-    seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
+    seconds, cpu, own = time.perf_counter() - start, _cpu_seconds() - cpu, _cpu_seconds(own_only=True) - own
     if out_dir:
         data.train.select_columns(["input_ids", "labels"]).save_to_disk(out_dir)
     from openmind.data.packing import lengths
@@ -128,6 +129,7 @@ def run_openmind(rows_dir: str, tok_dir: str, out_dir: str, cache_dir: str, cuto
         "rows": len(data.train),
         "tokens": int(lengths(data.train).sum()),
         "from_cache": data.from_cache,
+        "parent_cpu_seconds": own,
         "tokenizer_cpu_seconds": timed.seconds if workers == 1 else None,
         "peak_rss_mb": _peak_mb(),
     }
