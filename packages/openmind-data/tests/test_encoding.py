@@ -156,3 +156,11 @@ def test_the_backend_is_shared_only_without_truncation_or_padding(llama2_tok, ll
     assert [(r["input_ids"], r["labels"]) for r in got] == [(r["input_ids"], r["labels"]) for r in want]
     assert len(got[0]["input_ids"]) > 8
     assert stateful.backend_tokenizer.truncation["max_length"] == 8  # the user's tokenizer is left as it was
+    # state set on the tokenizer after the encoder started using its backend is not used either
+    clean = llama2_tokenizer()
+    encoder = Encoder(clean, llama2_template)
+    assert encoder.backend is clean.backend_tokenizer
+    clean(["a b c d e f g h i j k l"], truncation=True, max_length=4)
+    assert clean.backend_tokenizer.truncation is not None  # transformers leaves it set
+    again = encode_rows(encoder, rows)
+    assert [(r["input_ids"], r["labels"]) for r in again] == [(r["input_ids"], r["labels"]) for r in want]

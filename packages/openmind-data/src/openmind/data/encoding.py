@@ -124,9 +124,12 @@ class Encoder:
     # ---- tokenisation -----------------------------------------------------------------
     @property
     def backend(self):
-        if self._backend is None:
-            self._backend = backend_of(self.tokenizer) or False
-        return self._backend
+        backend = self._backend
+        # the tokenizer's own backend is used while it has no truncation/padding; a call such as
+        # tokenizer(..., truncation=True) leaves that state on it, then a private copy is made
+        if backend is None or (backend and (backend.truncation is not None or backend.padding is not None)):
+            backend = self._backend = backend_of(self.tokenizer) or False
+        return backend
 
     def warm(self) -> Encoder:
         """Build what every batch needs (the Rust backend, the character bound of
