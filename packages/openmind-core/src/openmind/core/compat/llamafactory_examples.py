@@ -68,7 +68,9 @@ OUTCOMES: dict[str, tuple[str, str, str]] = {
     "examples/inference/qwen3vl.yaml": (
         "OM-I102",
         "at: template",
-        "a VL model chats through its processor's own chat template: leave `template` out",
+        "runs with a Qwen3-VL folder (qwen3_vl_nothink renders text exactly as Qwen3-VL-Instruct's own "
+        "template, which is then used); the test's tiny VL model is a Qwen2-VL, whose template differs, so here "
+        "the named template is refused",
     ),
     "examples/merge_lora/qwen3_full_sft.yaml": (RUNS, "", "`openmind export` writes the model to export_dir"),
     "examples/merge_lora/qwen3_gptq.yaml": (
