@@ -641,6 +641,14 @@ def parse(
     ns = Namespace(built, explicit)
     ns.dialect = chosen.name if chosen is not None else None  # type: ignore[attr-defined]
     ns.notes = notes  # type: ignore[attr-defined]
+    # key -> "FILE:LINE" for the keys the config file set, so a later error about a field (raised
+    # while checking the setup) can name the line the user wrote
+    files = [where for _, where, lines in sources if where and lines]
+    ns.where = {  # type: ignore[attr-defined]
+        key: loc
+        for key, (_, loc) in values.items()
+        if isinstance(loc, str) and any(loc.startswith(f"{f}:") for f in files)
+    }
     return ns
 
 

@@ -27,7 +27,7 @@ OUTCOMES: dict[str, tuple[str, str, str]] = {
     "examples/extras/fp8/llama3_fp8_fsdp_sft.yaml": ("OM-C002", "fp8", "FP8 training is not in openmind"),
     "examples/extras/fsdp_qlora/llama3_lora_sft.yaml": (
         "OM-T005",
-        "at: finetuning_type",
+        "finetuning_type",
         "QLoRA (bitsandbytes) needs a CUDA device; runs there",
     ),
     "examples/extras/galore/llama3_full_sft.yaml": (
@@ -82,18 +82,18 @@ OUTCOMES: dict[str, tuple[str, str, str]] = {
     "examples/merge_lora/qwen3vl_lora_sft.yaml": (RUNS, "", "`openmind export` merges the VL adapter"),
     "examples/train_full/qwen3_full_sft.yaml": (
         "OM-T014",
-        "at: deepspeed",
+        "deepspeed",
         "the DeepSpeed file needs the deepspeed package (pip install deepspeed)",
     ),
     "examples/train_full/qwen3vl_full_sft.yaml": (
         "OM-T014",
-        "at: deepspeed",
+        "deepspeed",
         "the DeepSpeed file needs the deepspeed package (pip install deepspeed)",
     ),
     "examples/train_lora/qwen3_lora_dpo.yaml": (RUNS, "", "DPO with LoRA"),
     "examples/train_lora/qwen3_lora_kto.yaml": (
         "OM-T008",
-        "at: per_device_train_batch_size",
+        "per_device_train_batch_size",
         "KTO (trl) estimates its KL term from other rows of the batch: per_device_train_batch_size >= 2 "
         "(the file has 1); with 2 it trains, kto_tag honoured",
     ),
@@ -102,7 +102,7 @@ OUTCOMES: dict[str, tuple[str, str, str]] = {
     "examples/train_lora/qwen3_lora_sft.yaml": (RUNS, "", "SFT with LoRA"),
     "examples/train_lora/qwen3_lora_sft_ds3.yaml": (
         "OM-T014",
-        "at: deepspeed",
+        "deepspeed",
         "the DeepSpeed file needs the deepspeed package (pip install deepspeed)",
     ),
     "examples/train_lora/qwen3_lora_sft_ray.yaml": (
@@ -131,7 +131,7 @@ OUTCOMES: dict[str, tuple[str, str, str]] = {
     ),
     "examples/train_qlora/qwen3_lora_sft_otfq.yaml": (
         "OM-T005",
-        "at: finetuning_type",
+        "finetuning_type",
         "QLoRA (bitsandbytes) needs a CUDA device; runs there",
     ),
 }

@@ -11,6 +11,7 @@ fills the plan's data steps (:meth:`TrainerWrapper.data_step`, :meth:`TrainerWra
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from openmind.core import args as A
-from openmind.core.errors import A_BAD_FILE, A_BAD_VALUE, A_MISSING
+from openmind.core.errors import A_BAD_FILE, A_BAD_VALUE, A_MISSING, OpenMindError
 from openmind.core.logs import logger
 from openmind.core.training.contract import FrameworkTrainer, PreparedData, TrainPlan
 from openmind.core.training.errors import (
@@ -283,9 +284,23 @@ class TrainerWrapper:
 
     def check(self) -> None:
         """Everything that can fail before the first step: arguments, model, data, template."""
-        self.validate()
-        self.save_args()
-        self.trainer.check()
+        with self.located():
+            self.validate()
+            self.save_args()
+            self.trainer.check()
+
+    @contextlib.contextmanager
+    def located(self):
+        """An error located at a field the config file set names that file's line too
+        (``at: run.yaml:12 (deepspeed)``), whichever step raised it."""
+        try:
+            yield
+        except OpenMindError as exc:
+            where = getattr(self.args, "where", None) or {}
+            field = exc.location
+            if isinstance(field, str) and field in where and not field.startswith(where[field]):
+                exc.location = f"{where[field]} ({field})"
+            raise
 
     def save_args(self) -> Path | None:
         if not is_main_process():
@@ -293,6 +308,10 @@ class TrainerWrapper:
         return A.save(self.args, self.args.training.output_dir)
 
     def train(self) -> TrainResult:
+        with self.located():
+            return self._train()
+
+    def _train(self) -> TrainResult:
         self.validate()
         logger.info("training %s with %s", self.stage, self.reason)
         if self.args.training.resume and (Path(self.args.training.output_dir) / A.ARGS_FILE).is_file():
