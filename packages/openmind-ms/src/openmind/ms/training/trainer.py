@@ -61,6 +61,9 @@ class MindSporeTrainer(FrameworkTrainer):
 
     stages = ("pt", "sft")
     finetuning_types = ("full", "freeze", "lora")
+    #: ``--nproc``/``--nnodes > 1`` re-run ``openmind train`` under msrun (a backend that starts its
+    #: own launcher from ``train()``, as mindformers does, sets this to False)
+    relaunches = True
 
     def __init__(self, args: Any, *, stage: str | None = None, plan: TrainPlan | None = None) -> None:
         super().__init__(args, stage=stage, plan=plan)
@@ -85,7 +88,7 @@ class MindSporeTrainer(FrameworkTrainer):
         self.check_supported()
         if ft.finetuning_type == "lora" and ft.use_dora:
             raise T_BAD_SETUP.error("DoRA is not available on MindSpore", location="use_dora")
-        check_distributed(args)
+        check_distributed(args, launching=not self.relaunches)
         from openmind.ms.training.schedule import SCHEDULES
 
         if t.lr_scheduler_type not in SCHEDULES:
@@ -491,7 +494,10 @@ class MindSporeTrainer(FrameworkTrainer):
     @classmethod
     def launch_command(cls, args: Any, argv: list[str]) -> list[str] | None:
         """``nproc > 1`` or ``nnodes > 1``: msrun (see :mod:`openmind.ms.training.distributed`)."""
-        check_distributed(args)  # before anything starts
+        t = args.training
+        if not cls.relaunches or (int(t.nproc) <= 1 and int(getattr(t, "nnodes", 1) or 1) <= 1):
+            return None
+        check_distributed(args, launching=True)  # before anything starts
         from openmind.ms.training.distributed import msrun_command
 
         return msrun_command(args, argv)
@@ -501,9 +507,10 @@ class MindSporeTrainer(FrameworkTrainer):
         return export_model(args)
 
 
-def check_distributed(args: Any) -> None:
+def check_distributed(args: Any, *, launching: bool = False) -> None:
     """OM-T014 for the PyTorch engines (``--fsdp``, ``--deepspeed``): data parallel on MindSpore is
-    msrun + gradient AllReduce, each rank holding the whole model."""
+    msrun + gradient AllReduce, each rank holding the whole model; and for ``nproc``/``nnodes > 1``
+    in a process msrun did not start (the Python API trains in its own process)."""
     t = args.training
     if t.fsdp or t.deepspeed:
         from openmind.core.training.errors import T_DISTRIBUTED
@@ -515,6 +522,19 @@ def check_distributed(args: Any) -> None:
             location="fsdp" if t.fsdp else "deepspeed",
             hint="Drop it (--nproc N alone trains data-parallel on MindSpore), or train with --framework pt.",
         )
+    if not launching and (t.nproc > 1 or t.nnodes > 1):
+        from openmind.ms.training.distributed import launched_by_msrun
+
+        if not launched_by_msrun():
+            from openmind.core.training.errors import T_DISTRIBUTED
+
+            raise T_DISTRIBUTED.error(
+                f"nproc={t.nproc}, nnodes={t.nnodes}: data-parallel MindSpore training runs in processes started "
+                "by msrun, which `openmind train` launches; this process was not started by it",
+                location="nproc" if t.nproc > 1 else "nnodes",
+                hint="Run `openmind train ... --nproc N` from the command line (it starts msrun), or drop --nproc/"
+                "--nnodes to train in this process.",
+            )
 
 
 def _complete_checkpoints(out: Path) -> list[Path]:
