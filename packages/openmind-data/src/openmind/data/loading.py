@@ -21,10 +21,8 @@ from typing import Any
 from openmind.data import catalog, readers
 from openmind.data.converters import Converter, Mapping, detect
 from openmind.data.errors import D_BAD_LINE, D_BAD_ROW, D_COLUMN, D_EMPTY, D_FORMAT, D_STAGE
-from openmind.data.formats import MEDIA, PAIR_STAGES, STAGE_FORMAT, Problem, check_row, features
+from openmind.data.formats import MEDIA, PAIR_STAGES, Problem, check_row, features, stage_formats
 from openmind.data.workers import can_fork, map_batches
-
-STAGES = tuple(STAGE_FORMAT)
 
 
 @dataclass
@@ -237,9 +235,10 @@ def _formatting(entry: catalog.DatasetEntry, source: readers.Source, data_args: 
 
 
 def _target(stage: str, mapping: Mapping, source: readers.Source) -> str:
-    if stage not in STAGE_FORMAT:
-        raise D_STAGE.error(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}")
-    target = STAGE_FORMAT[stage]
+    formats = stage_formats()
+    if stage not in formats:
+        raise D_STAGE.error(f"unknown stage {stage!r}; expected one of {', '.join(formats)}")
+    target = formats[stage]
     if target in ("preference", "pairwise") and mapping.formatting == "pretrain":
         raise D_STAGE.error(
             f"{source.path} holds plain text; stage {stage!r} needs chosen/rejected pairs", location=source.path

@@ -156,7 +156,16 @@ class TrainerWrapper:
             if saved is None:
                 raise A_BAD_FILE.error(f"{str(config)!r} is a folder without {A.ARGS_FILE}", location=str(config))
             base, config = {**saved, **(base or {})}, None
-        return A.parse(cls.groups, config=config, overrides=overrides, base=base)
+        return A.parse(cls.all_groups(), config=config, overrides=overrides, base=base)
+
+    @classmethod
+    def all_groups(cls) -> tuple[str, ...]:
+        """:attr:`groups` plus the registered argument groups of the ``train`` verb (a backend
+        plugin's own flags, e.g. ``mindspeed``): the SDK takes the same keys as ``openmind train``."""
+        from openmind.core.plugins import get_registry
+
+        names = [g.name for g in get_registry().argument_groups_for("train")]
+        return cls.groups + tuple(n for n in names if n not in cls.groups)
 
     @classmethod
     def prepare(cls, config: str | os.PathLike | dict | None = None, **overrides: Any) -> TrainerWrapper:

@@ -23,12 +23,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from openmind.core.errors import I_BAD_INPUT
+from openmind.core.pipelines.wrapper import type_name
 from openmind.mm.vl.inputs import VLPrompt, render_vl_prompt
 from openmind.mm.vl.messages import MediaLimits
 from openmind.nlp.pipelines.base import GenerationParams
 from openmind.nlp.pipelines.chat import ChatPipeline, ChatSession
 from openmind.nlp.pipelines.generative import GenerativeWrapper
-from openmind.nlp.pipelines.wrapper import type_name
 
 
 class VLChatPipeline(ChatPipeline):
@@ -59,7 +59,7 @@ class VLChatPipeline(ChatPipeline):
 
     def configure(self, **options: Any) -> GenerationParams:
         params = GenerativeWrapper.configure(self, **options)
-        from openmind.nlp.errors import I_BAD_PARAM
+        from openmind.core.pipelines.errors import I_BAD_PARAM
 
         # the prompt is the processor's own chat template: nothing else is rendered for VL folders
         for name in ("template", "model_group", "tools"):
