@@ -16,6 +16,8 @@ Sessions
   release -- PACKAGE        build, check and install one distribution alone against the others'
                             locally built (released) versions (not in the default set)
   webui                     openmind-webui: its tests, the page driven by headless Chromium (Debian's)
+  distributed               multi-process PyTorch training (torchrun/gloo: DDP, FSDP2, DeepSpeed, 2 nodes)
+  distributed_ms            multi-process MindSpore training (msrun on CPU), in the MindSpore venv
   bench                     benchmarks -> bench/results.md (not in the default set)
 
 Test environments are installed with `constraints/test.txt`, which pins the CPU build of torch
@@ -70,6 +72,7 @@ DEFAULT_SESSIONS = [
     "installs",
     "webui",
     "distributed",
+    "distributed_ms",
 ]
 #: `.ci/run` runs the same sessions in two lanes side by side (`OPENMIND_CI_LANE=1 nox` and
 #: `OPENMIND_CI_LANE=2 nox`): most sessions spend much of their time installing and in
@@ -372,6 +375,16 @@ def distributed(session: nox.Session) -> None:
     names, extra = PACKAGES["pt"]
     install(session, names, [*extra, "deepspeed"])
     run_pytest(session, f"{pkg('pt')}/tests_distributed")
+
+
+@nox.session
+def distributed_ms(session: nox.Session) -> None:
+    """Data-parallel MindSpore training through msrun on CPU (a scheduler and two workers per run),
+    in the MindSpore venv and pins; kept out of tests(framework='ms') as `distributed` is out of
+    tests(framework='pt')."""
+    names, extra = PACKAGES["ms"]
+    install(session, names, extra, MS_CONSTRAINTS)
+    run_pytest(session, f"{pkg('ms')}/tests_distributed")
 
 
 @nox.session

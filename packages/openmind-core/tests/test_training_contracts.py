@@ -155,3 +155,25 @@ def test_unknown_or_inference_stage_is_the_parsers_coded_error():
         with pytest.raises(OpenMindError) as info:
             wrapper_for(bad, host.registry)
         assert info.value.code == "OM-A002" and "sft" in info.value.message
+
+
+def test_launcher_roles(monkeypatch):
+    """torchrun's and msrun's processes: rank 0 is the main process; msrun's scheduler (which runs the
+    same command with RANK_ID=0 and only serves the cluster) is a worker but never the main process."""
+    from openmind.core.training.layout import is_main_process, is_worker_process
+
+    for name in ("LOCAL_RANK", "RANK", "RANK_ID", "MS_ROLE"):
+        monkeypatch.delenv(name, raising=False)
+    assert is_main_process() and not is_worker_process()
+    monkeypatch.setenv("RANK_ID", "1")
+    monkeypatch.setenv("MS_ROLE", "MS_WORKER")
+    assert is_worker_process() and not is_main_process()
+    monkeypatch.setenv("RANK_ID", "0")
+    assert is_worker_process() and is_main_process()
+    monkeypatch.setenv("MS_ROLE", "MS_SCHED")
+    assert is_worker_process() and not is_main_process()
+    monkeypatch.delenv("MS_ROLE")
+    monkeypatch.delenv("RANK_ID")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    monkeypatch.setenv("RANK", "3")
+    assert is_worker_process() and not is_main_process()

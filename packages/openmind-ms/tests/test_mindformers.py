@@ -3,10 +3,10 @@ training and generation through mindformers need Ascend)."""
 
 from __future__ import annotations
 
+import os
 import types
 
 import numpy as np
-import pytest
 
 from openmind.nlp.testing.conformance import raises_code
 
@@ -141,13 +141,38 @@ def test_training_arguments_translation(llama2_dir):
 
 
 def test_native_trainer_launch_command(monkeypatch):
+    """--nproc/--nnodes/--node-rank/--master-addr/--master-port map onto msrun's arguments as they
+    map onto torchrun's on PyTorch; the workers run `openmind train ARGS_FILE` with this interpreter."""
+    import sys
+
     from openmind.ms.training.trainer import MindSporeTrainer
 
-    # no data-parallel step in the native trainer yet: --nproc > 1 is refused before any process starts
-    args = types.SimpleNamespace(training=types.SimpleNamespace(nproc=2, output_dir="/tmp/run"))
-    with raises_code("OM-T014") as info:
-        MindSporeTrainer.launch_command(args, ["sft.yaml"])
-    assert "msrun" in info.value.message and info.value.location == "nproc"
-    args.training.nproc = 1
-    assert MindSporeTrainer.launch_command(args, ["sft.yaml"]) is None
-    pytest.importorskip("mindspore")
+    def training(**kw):
+        base = dict(nproc=2, nnodes=1, node_rank=0, master_addr=None, master_port=None, output_dir="/tmp/run")
+        base.update(fsdp=None, deepspeed=None)
+        return types.SimpleNamespace(training=types.SimpleNamespace(**{**base, **kw}))
+
+    def opts(cmd):
+        return {cmd[i]: cmd[i + 1] for i in range(len(cmd) - 1) if cmd[i].startswith("--")}
+
+    monkeypatch.setenv("PATH", os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
+    cmd = MindSporeTrainer.launch_command(training(), ["/tmp/run/openmind_args.yaml"])
+    assert cmd[:3] == [sys.executable, "-m", "mindspore.parallel.cluster.run"]
+    o = opts(cmd)
+    assert (o["--worker_num"], o["--local_worker_num"], o["--node_rank"]) == ("2", "2", "0")
+    assert o["--master_addr"] == "127.0.0.1" and int(o["--master_port"]) > 0 and o["--join"] == "True"
+    assert o["--log_dir"] == "/tmp/run/msrun_log"
+    assert cmd[-5:] == ["python", "-m", "openmind.core.cli.main", "train", "/tmp/run/openmind_args.yaml"]
+    # node 1 of 2, 4 processes each: 8 workers, this node's first is global rank 4
+    cmd = MindSporeTrainer.launch_command(training(nproc=4, nnodes=2, node_rank=1, master_addr="10.0.0.1"), ["a"])
+    o = opts(cmd)
+    assert (o["--worker_num"], o["--local_worker_num"], o["--node_rank"]) == ("8", "4", "1")
+    assert (o["--master_addr"], o["--master_port"], o["--tail_worker_log"]) == ("10.0.0.1", "29500", "4")
+    # msrun starts `python` from PATH: when that is another interpreter, PATH is set for it
+    monkeypatch.setenv("PATH", "/usr/bin")
+    cmd = MindSporeTrainer.launch_command(training(), ["a"])
+    assert cmd[0] == "env" and cmd[1].startswith(f"PATH={os.path.dirname(sys.executable)}{os.pathsep}")
+    assert MindSporeTrainer.launch_command(training(nproc=1), ["a"]) is None
+    with raises_code("OM-T014") as info:  # refused before msrun starts
+        MindSporeTrainer.launch_command(training(fsdp="full_shard"), ["a"])
+    assert info.value.location == "fsdp"

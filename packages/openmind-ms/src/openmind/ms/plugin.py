@@ -17,7 +17,10 @@ REQUIRES = ("mindspore>=2.3", "numpy<2", "transformers>=4.45")
 BACKEND = "native"
 NOTE = "Llama family + BERT on MindSpore (CPU, Ascend, GPU)"
 #: the trainers' row of the support matrix (the preference / RL stages have PyTorch trainers only)
-TRAINER_NOTE = "Llama family on MindSpore (CPU, Ascend, GPU); packing; dpo/rm/kto/orpo/simpo/grpo: PyTorch only"
+TRAINER_NOTE = (
+    "Llama family on MindSpore (CPU, Ascend, GPU); packing; data parallel through msrun (--nproc, --nnodes); "
+    "dpo/rm/kto/orpo/simpo/grpo: PyTorch only (no native preference trainer yet)"
+)
 GENERATION = "openmind.ms.pipelines.generation:MindSporeCausalLM"
 #: task -> "module:attr" of its MindSpore pipeline
 PIPELINES = {

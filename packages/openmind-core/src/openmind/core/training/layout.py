@@ -101,4 +101,8 @@ def is_worker_process() -> bool:
 
 
 def is_main_process() -> bool:
+    """True outside a distributed job and in its global rank 0 (never in msrun's scheduler process,
+    which runs the same command with ``RANK_ID=0`` and only serves the cluster)."""
+    if os.environ.get("MS_ROLE") == "MS_SCHED":
+        return False
     return os.environ.get("RANK", os.environ.get("RANK_ID", "0")) in ("0", "")

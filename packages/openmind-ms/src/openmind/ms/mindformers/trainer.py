@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from openmind.ms.training.trainer import MindSporeTrainer
 
 class MindFormersTrainer(MindSporeTrainer):
     finetuning_types = ("full", "lora")
+    relaunches = False  # train() starts msrun over mindformers' run_mindformer.py itself
 
     def config(self, dataset_dir: str, checkpoint: str) -> dict[str, Any]:
         from openmind.core.api import read_config
@@ -54,7 +56,9 @@ class MindFormersTrainer(MindSporeTrainer):
 
             raise MS_MINDFORMERS.error("mindformers' run_mindformer.py was not found", hint="set MINDFORMERS_HOME")
         cmd = msrun_command(str(config_file), nproc=max(1, self.args.training.nproc), script=script, log_dir=str(work))
-        subprocess.run(cmd, check=True, env=dict(os.environ))
+        # msrun and the `python` it starts its workers with: this interpreter's (a venv need not be activated)
+        path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+        subprocess.run(cmd, check=True, env=dict(os.environ, PATH=path))
         result = TrainResult(
             output_dir=str(out), stage=self.stage, finetuning_type=self.args.finetuning.finetuning_type
         )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from typing import Any
 
 from openmind.core.training.contract import default_lora_alpha
@@ -227,8 +226,9 @@ def msrun_command(
         f"--log_dir={log_dir}",
         "--join=True",
         "--cluster_time_out=300",
-        sys.executable if script.endswith(".py") else script,
-        *([script] if script.endswith(".py") else []),
+        # msrun runs its task script as `python SCRIPT ARGS` (the `python` on PATH): passing the
+        # interpreter here would run `python /path/to/python ...`
+        script,
         f"--config={config_yaml}",
         "--run_mode=finetune",
         f"--use_parallel={nproc > 1}",

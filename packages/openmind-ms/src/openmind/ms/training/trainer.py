@@ -61,6 +61,9 @@ class MindSporeTrainer(FrameworkTrainer):
 
     stages = ("pt", "sft")
     finetuning_types = ("full", "freeze", "lora")
+    #: ``--nproc``/``--nnodes > 1`` re-run ``openmind train`` under msrun (a backend that starts its
+    #: own launcher from ``train()``, as mindformers does, sets this to False)
+    relaunches = True
 
     def __init__(self, args: Any, *, stage: str | None = None, plan: TrainPlan | None = None) -> None:
         super().__init__(args, stage=stage, plan=plan)
@@ -74,6 +77,7 @@ class MindSporeTrainer(FrameworkTrainer):
         self.template = None
         self.model_dir = ""
         self.lora_paths: list[str] = []
+        self.rank, self.world = 0, 1
 
     # ---- check: everything that can fail before step 1 --------------------------------------
     def check(self) -> None:
@@ -84,25 +88,7 @@ class MindSporeTrainer(FrameworkTrainer):
         self.check_supported()
         if ft.finetuning_type == "lora" and ft.use_dora:
             raise T_BAD_SETUP.error("DoRA is not available on MindSpore", location="use_dora")
-        if t.fsdp or t.deepspeed:
-            from openmind.core.training.errors import T_DISTRIBUTED
-
-            engine = "--fsdp" if t.fsdp else "--deepspeed"
-            raise T_DISTRIBUTED.error(
-                f"{engine} is a PyTorch engine (accelerate); the native MindSpore trainer trains in one process",
-                location="fsdp" if t.fsdp else "deepspeed",
-                hint="Train with --framework pt for FSDP / DeepSpeed.",
-            )
-        if t.nnodes > 1:
-            from openmind.core.training.errors import T_DISTRIBUTED
-
-            raise T_DISTRIBUTED.error(
-                "multi-node training (--nnodes > 1) is launched through torchrun on PyTorch only so far",
-                location="nnodes",
-                hint="Use --framework pt for multi-node runs.",
-            )
-        if t.nproc > 1:
-            raise _no_data_parallel(t.nproc)
+        check_distributed(args, launching=not self.relaunches)
         from openmind.ms.training.schedule import SCHEDULES
 
         if t.lr_scheduler_type not in SCHEDULES:
@@ -116,6 +102,11 @@ class MindSporeTrainer(FrameworkTrainer):
         from openmind.nlp.pipelines.model import resolve_model_dir
 
         m = args.model
+        self.device = runtime.set_device(m.device)
+        from openmind.ms.training.distributed import join
+
+        # under msrun: join the cluster before anything is loaded (msrun's scheduler process ends here)
+        self.rank, self.world = join()
         self.model_dir = resolve_model_dir(m.model, revision=m.revision, hub=m.hub).path
         check_folder(self.model_dir, _options(args, "chat"))
         self.tokenizer = load_tokenizer(self.model_dir, _options(args, "chat"), padding_side="right")
@@ -123,7 +114,6 @@ class MindSporeTrainer(FrameworkTrainer):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.template = self._template()
         self.data = self._data()
-        self.device = runtime.set_device(m.device)
         from openmind.ms.models import auto
 
         self.model, self.config = auto.load(self.model_dir, "causal-lm")
@@ -241,7 +231,11 @@ class MindSporeTrainer(FrameworkTrainer):
         # trained positions per batch, padded to a fixed count: the worst case of bs rows
         counts = sorted((int((r[1][1:] != IGNORE_INDEX).sum()) for r in train_rows + eval_rows), reverse=True)
         slots = _bucket(sum(counts[: max(bs, t.per_device_eval_batch_size)]))
-        micro_per_epoch = -(-len(train_rows) // bs)
+        rank, world = self.rank, self.world
+        main = rank == 0
+        # a global batch is `bs` rows per rank, drawn as one process draws `bs * world` rows
+        global_bs = bs * world
+        micro_per_epoch = -(-len(train_rows) // global_bs)
         steps_per_epoch = max(1, micro_per_epoch // accum)
         total = t.max_steps if t.max_steps > 0 else max(1, int(round(t.num_train_epochs * steps_per_epoch)))
         warmup = int(t.warmup_ratio * total)
@@ -287,6 +281,11 @@ class MindSporeTrainer(FrameworkTrainer):
             return (Tensor(ids), cos, sin, attn, Tensor(positions), Tensor(targets), Tensor(weights))
 
         self._inputs = inputs
+        summed = None
+        if world > 1:
+            from openmind.ms.training.distributed import GradientSum
+
+            summed = GradientSum(optimizer.parameters)
 
         step, start_micro, log = 0, 0, []
         resumed_from = None
@@ -303,13 +302,16 @@ class MindSporeTrainer(FrameworkTrainer):
             if epoch not in permutations:
                 permutations.clear()
                 permutations[epoch] = np.random.default_rng(t.seed + epoch).permutation(len(train_rows)).tolist()
-            return permutations[epoch][k * bs : (k + 1) * bs]
+            rows = permutations[epoch][k * global_bs : (k + 1) * global_bs]
+            return rows[rank * bs : (rank + 1) * bs]  # this rank's slice (possibly empty)
 
         from tqdm.auto import tqdm
 
         tokens_seen = sum(e.get("tokens", 0) for e in log[-1:]) if log else 0
         started = time.perf_counter()
-        bar = tqdm(total=total, initial=step, desc=f"{self.stage} (ms)", disable=None, file=sys.stderr)
+        bar = tqdm(
+            total=total, initial=step, desc=f"{self.stage} (ms)", disable=None if main else True, file=sys.stderr
+        )
         eval_loss = None
         micro = start_micro
         stopped_early = False
@@ -325,11 +327,15 @@ class MindSporeTrainer(FrameworkTrainer):
                     batch_tokens += int(sum(len(train_rows[i][0]) for i in chosen))
                     loss, grads = grads_of(*inputs(ids, labels, mask))
                     weight = float(n)
-                    grads = tuple(g * weight for g in grads) if accum > 1 else grads
+                    # the loss of the big batch: each micro-batch (and each rank) weighs by its tokens
+                    grads = tuple(g * weight for g in grads) if accum > 1 or world > 1 else grads
                     acc = grads if acc is None else tuple(a + g for a, g in zip(acc, grads, strict=True))
                     loss_sum += float(loss.asnumpy()) * n
                     count_sum += n
-                if accum > 1:
+                if summed is not None:  # the sums over every rank (AllReduce), then the token mean
+                    loss_sum, count_sum, batch_tokens = summed.numbers(loss_sum, count_sum, batch_tokens)
+                    acc = summed.gradients(acc)
+                if accum > 1 or world > 1:
                     acc = tuple(g / max(count_sum, 1) for g in acc)
                 apply(ms.mutable(acc))
                 step += 1
@@ -347,17 +353,18 @@ class MindSporeTrainer(FrameworkTrainer):
                     loss=f"{loss_value:.4f}", lr=f"{lrs[step - 1]:.2e}", tok_s=f"{tokens_seen / elapsed:.0f}"
                 )
                 bar.update(1)
-                if t.save_steps and step % t.save_steps == 0 and step < total:
+                if main and t.save_steps and step % t.save_steps == 0 and step < total:
                     self._save_checkpoint(out, step, optimizer, log)
         seconds = time.perf_counter() - started
         model.set_train(False)
         if eval_rows:
             eval_loss = self._evaluate(loss_only, eval_rows, width)
-        self._save_final(out)
-        self._save_checkpoint(out, step, optimizer, log)
-        with open(out / LOG_FILE, "w", encoding="utf-8") as f:
-            for entry in log:
-                f.write(json.dumps(entry) + "\n")
+        if main:  # only rank 0 writes the run folder (every rank holds the same weights)
+            self._save_final(out)
+            self._save_checkpoint(out, step, optimizer, log)
+            with open(out / LOG_FILE, "w", encoding="utf-8") as f:
+                for entry in log:
+                    f.write(json.dumps(entry) + "\n")
         losses = [e["loss"] for e in log]
         result = TrainResult(
             output_dir=str(out),
@@ -376,6 +383,7 @@ class MindSporeTrainer(FrameworkTrainer):
             metrics={
                 "framework": "ms",
                 "device": self.device,
+                "world_size": world,
                 "width": width,
                 "trainable_params": self.params_count[0],
                 "total_params": self.params_count[1],
@@ -383,6 +391,8 @@ class MindSporeTrainer(FrameworkTrainer):
                 "data": {"train_rows": len(train_rows), "eval_rows": len(eval_rows)},
             },
         )
+        if not main:
+            return result
         (out / SUMMARY_FILE).write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
         if t.plot_loss:
             _plot(out / PLOT_FILE, log)
@@ -483,29 +493,48 @@ class MindSporeTrainer(FrameworkTrainer):
     # ---- launcher and export ---------------------------------------------------------------
     @classmethod
     def launch_command(cls, args: Any, argv: list[str]) -> list[str] | None:
-        """No relaunch: ``nproc > 1`` is refused before anything starts (see :func:`_no_data_parallel`)."""
-        n = int(args.training.nproc)
-        if n > 1:
-            raise _no_data_parallel(n)
-        return None
+        """``nproc > 1`` or ``nnodes > 1``: msrun (see :mod:`openmind.ms.training.distributed`)."""
+        t = args.training
+        if not cls.relaunches or (int(t.nproc) <= 1 and int(getattr(t, "nnodes", 1) or 1) <= 1):
+            return None
+        check_distributed(args, launching=True)  # before anything starts
+        from openmind.ms.training.distributed import msrun_command
+
+        return msrun_command(args, argv)
 
     @classmethod
     def export(cls, args: Any) -> Path:
         return export_model(args)
 
 
-def _no_data_parallel(n: int):
-    """OM-T014 for ``--nproc > 1``: the native trainer has no data-parallel step yet (no gradient
-    all-reduce, no sharded sampler, every rank would write the run folder). msrun itself works on
-    CPU (2 processes, AllReduce over its TCP cluster, measured); the trainer's part is what is missing."""
-    from openmind.core.training.errors import T_DISTRIBUTED
+def check_distributed(args: Any, *, launching: bool = False) -> None:
+    """OM-T014 for the PyTorch engines (``--fsdp``, ``--deepspeed``): data parallel on MindSpore is
+    msrun + gradient AllReduce, each rank holding the whole model; and for ``nproc``/``nnodes > 1``
+    in a process msrun did not start (the Python API trains in its own process)."""
+    t = args.training
+    if t.fsdp or t.deepspeed:
+        from openmind.core.training.errors import T_DISTRIBUTED
 
-    return T_DISTRIBUTED.error(
-        f"nproc={n}: the native MindSpore trainer trains in one process; data-parallel training through "
-        "msrun is not implemented yet",
-        location="nproc",
-        hint="Drop --nproc (or use --nproc 1) on MindSpore, or train with --framework pt (torchrun, FSDP, DeepSpeed).",
-    )
+        engine = "--fsdp" if t.fsdp else "--deepspeed"
+        raise T_DISTRIBUTED.error(
+            f"{engine} is a PyTorch engine (accelerate); the native MindSpore trainer trains data-parallel "
+            "(--nproc N through msrun), each process holding the whole model",
+            location="fsdp" if t.fsdp else "deepspeed",
+            hint="Drop it (--nproc N alone trains data-parallel on MindSpore), or train with --framework pt.",
+        )
+    if not launching and (t.nproc > 1 or t.nnodes > 1):
+        from openmind.ms.training.distributed import launched_by_msrun
+
+        if not launched_by_msrun():
+            from openmind.core.training.errors import T_DISTRIBUTED
+
+            raise T_DISTRIBUTED.error(
+                f"nproc={t.nproc}, nnodes={t.nnodes}: data-parallel MindSpore training runs in processes started "
+                "by msrun, which `openmind train` launches; this process was not started by it",
+                location="nproc" if t.nproc > 1 else "nnodes",
+                hint="Run `openmind train ... --nproc N` from the command line (it starts msrun), or drop --nproc/"
+                "--nnodes to train in this process.",
+            )
 
 
 def _complete_checkpoints(out: Path) -> list[Path]:
