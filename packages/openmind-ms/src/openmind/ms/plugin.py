@@ -16,10 +16,10 @@ from openmind.ms.models.config import BERT_FAMILY, LLAMA_FAMILY  # plain data; i
 REQUIRES = ("mindspore>=2.3", "numpy<2", "transformers>=4.45")
 BACKEND = "native"
 NOTE = "Llama family + BERT on MindSpore (CPU, Ascend, GPU)"
-#: the trainers' row of the support matrix (the preference / RL stages have PyTorch trainers only)
+#: the trainers' row of the support matrix (dpo is native; the other preference / RL stages are PyTorch only)
 TRAINER_NOTE = (
     "Llama family on MindSpore (CPU, Ascend, GPU); packing; data parallel through msrun (--nproc, --nnodes); "
-    "dpo/rm/kto/orpo/simpo/grpo: PyTorch only (no native preference trainer yet)"
+    "dpo (pref_loss sigmoid; no packing, one process); rm/kto/orpo/simpo/grpo: PyTorch only"
 )
 GENERATION = "openmind.ms.pipelines.generation:MindSporeCausalLM"
 #: task -> "module:attr" of its MindSpore pipeline
@@ -49,6 +49,7 @@ MODEL_TYPES = {
 TRAINERS = {
     "sft": "openmind.ms.training.trainer:MindSporeTrainer",
     "pt": "openmind.ms.training.trainer:MindSporeTrainer",
+    "dpo": "openmind.ms.training.trainer:MindSporeTrainer",
 }
 
 

@@ -1,4 +1,4 @@
-"""The MindSpore trainer of ``pt`` and ``sft`` (full, freeze or LoRA), implementing the trainer contract
+"""The MindSpore trainer of ``pt``, ``sft`` and ``dpo`` (full, freeze or LoRA), implementing the trainer contract
 of :class:`openmind.core.training.FrameworkTrainer` on the native models.
 
 * data: the data engine (``openmind.data.prepare``) -> fixed-width batches (one compiled graph);
@@ -11,7 +11,9 @@ of :class:`openmind.core.training.FrameworkTrainer` on the native models.
   micro-batch by its trained tokens (the loss of the big batch);
 * outputs: the full model (HF names, safetensors) or a PEFT-format adapter, tokenizer, chat
   template, ``checkpoint-N/`` (weights, optimizer, position; complete once its marker is written),
-  ``train_summary.json``, ``train_log.jsonl`` and ``loss.png``.
+  ``train_summary.json``, ``train_log.jsonl`` and ``loss.png``;
+* ``dpo``: trl's sigmoid DPO loss against reference log-probs of the start weights
+  (:mod:`openmind.ms.training.preference`).
 """
 
 from __future__ import annotations
@@ -57,9 +59,9 @@ def _bucket(n: int, step: int = WIDTH_STEP) -> int:
 
 
 class MindSporeTrainer(FrameworkTrainer):
-    """``pt`` / ``sft`` on MindSpore; see the module docstring."""
+    """``pt`` / ``sft`` / ``dpo`` on MindSpore; see the module docstring."""
 
-    stages = ("pt", "sft")
+    stages = ("pt", "sft", "dpo")
     finetuning_types = ("full", "freeze", "lora")
     #: ``--nproc``/``--nnodes > 1`` re-run ``openmind train`` under msrun (a backend that starts its
     #: own launcher from ``train()``, as mindformers does, sets this to False)
@@ -88,6 +90,10 @@ class MindSporeTrainer(FrameworkTrainer):
         self.check_supported()
         if ft.finetuning_type == "lora" and ft.use_dora:
             raise T_BAD_SETUP.error("DoRA is not available on MindSpore", location="use_dora")
+        if self.stage == "dpo":
+            from openmind.ms.training.preference import check_preference
+
+            check_preference(args)
         check_distributed(args, launching=not self.relaunches)
         from openmind.ms.training.schedule import SCHEDULES
 
@@ -224,12 +230,27 @@ class MindSporeTrainer(FrameworkTrainer):
         args, t = self.args, self.args.training
         out = Path(t.output_dir)
         out.mkdir(parents=True, exist_ok=True)
-        train_rows = self._rows(self.data.train)
-        eval_rows = self._rows(self.data.eval)
-        width = _bucket(max(len(r[0]) for r in train_rows + eval_rows))
+        dpo = self.stage == "dpo"
+        if dpo:
+            from openmind.ms.training import preference
+
+            train_rows = preference.pair_rows(self.data.train)
+            eval_rows = preference.pair_rows(self.data.eval)
+            width = _bucket(max(max(len(r[0]), len(r[2])) for r in train_rows + eval_rows))
+            counts = sorted(
+                (
+                    int((r[1][1:] != IGNORE_INDEX).sum() + (r[3][1:] != IGNORE_INDEX).sum())
+                    for r in train_rows + eval_rows
+                ),
+                reverse=True,
+            )
+        else:
+            train_rows = self._rows(self.data.train)
+            eval_rows = self._rows(self.data.eval)
+            width = _bucket(max(len(r[0]) for r in train_rows + eval_rows))
+            counts = sorted((int((r[1][1:] != IGNORE_INDEX).sum()) for r in train_rows + eval_rows), reverse=True)
         bs, accum = t.per_device_train_batch_size, t.gradient_accumulation_steps
         # trained positions per batch, padded to a fixed count: the worst case of bs rows
-        counts = sorted((int((r[1][1:] != IGNORE_INDEX).sum()) for r in train_rows + eval_rows), reverse=True)
         slots = _bucket(sum(counts[: max(bs, t.per_device_eval_batch_size)]))
         rank, world = self.rank, self.world
         main = rank == 0
@@ -246,10 +267,20 @@ class MindSporeTrainer(FrameworkTrainer):
 
         optimizer = AdamW(model.trainable_params(), lrs, weight_decay=t.weight_decay)
 
-        def forward(ids, cos, sin, mask, positions, targets, weights):
-            return sparse_causal_lm_loss(model, ids, cos, sin, mask, positions, targets, weights)
+        if dpo:
+            beta = float(args.finetuning.pref_beta)
 
-        grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)
+            def forward(ids, cos, sin, mask, positions, targets, segs, ref, valid):
+                logps = preference.sequence_logps(model, ids, cos, sin, mask, positions, targets, segs)
+                loss, chosen, rejected = preference.dpo_loss(logps, ref, valid, beta)
+                return loss, chosen, rejected
+
+        else:
+
+            def forward(ids, cos, sin, mask, positions, targets, weights):
+                return sparse_causal_lm_loss(model, ids, cos, sin, mask, positions, targets, weights)
+
+        grad_fn = ms.value_and_grad(forward, None, optimizer.parameters, has_aux=dpo)
         clip = float(t.max_grad_norm or 0)
 
         @ms.jit
@@ -280,6 +311,40 @@ class MindSporeTrainer(FrameworkTrainer):
             positions, targets, weights = sparse_targets(labels, slots)
             return (Tensor(ids), cos, sin, attn, Tensor(positions), Tensor(targets), Tensor(weights))
 
+        if dpo:
+            pad = self.tokenizer.pad_token_id or 0
+
+            def pair_inputs(pairs, refs, size):
+                """The forward's inputs for ``pairs`` (``refs``: their reference log-probs or None)."""
+                ids, labels, key_mask, valid = preference.pair_batch(pairs, width, size, pad)
+                cos, sin, attn = model.prepare(key_mask, width)
+                positions, targets, weights = sparse_targets(labels, slots)
+                segs = preference.segments(positions, weights, 2 * size, width)
+                ref = np.zeros(2 * size, np.float32)
+                if refs is not None:
+                    for i, (c, r) in enumerate(refs):
+                        ref[i], ref[size + i] = c, r
+                tensors = (Tensor(ids), cos, sin, attn, Tensor(positions), Tensor(targets), Tensor(segs))
+                return tensors, Tensor(ref), Tensor(valid)
+
+            @ms.jit
+            def logps_only(*tensors):
+                return preference.sequence_logps(model, *tensors)
+
+            def reference(rows: list[tuple]) -> list[tuple[float, float]]:
+                """Log-probs of every row under the start weights (computed once, before step 1)."""
+                model.set_train(False)
+                out = []
+                for s in range(0, len(rows), bs):
+                    chunk = rows[s : s + bs]
+                    tensors, _, _ = pair_inputs(chunk, None, bs)
+                    values = logps_only(*tensors).asnumpy()
+                    out.extend((float(values[i]), float(values[bs + i])) for i in range(len(chunk)))
+                model.set_train(True)
+                return out
+
+            train_refs, eval_refs = reference(train_rows), reference(eval_rows)
+            self._pair_inputs, self._eval_refs = pair_inputs, eval_refs
         self._inputs = inputs
         summed = None
         if world > 1:
@@ -319,13 +384,23 @@ class MindSporeTrainer(FrameworkTrainer):
             while step < total:
                 acc = None
                 loss_sum, count_sum, batch_tokens = 0.0, 0, 0
+                rewards: list[np.ndarray] = []
                 for _ in range(accum):
                     chosen = draw(micro)
                     micro += 1
-                    ids, labels, mask = self._batch([train_rows[i] for i in chosen], width, bs)
-                    n = int((labels[:, 1:] != IGNORE_INDEX).sum())
-                    batch_tokens += int(sum(len(train_rows[i][0]) for i in chosen))
-                    loss, grads = grads_of(*inputs(ids, labels, mask))
+                    if dpo:
+                        tensors, ref, valid = pair_inputs(
+                            [train_rows[i] for i in chosen], [train_refs[i] for i in chosen], bs
+                        )
+                        (loss, good, bad), grads = grads_of(*tensors, ref, valid)
+                        rewards.append(np.stack([good.asnumpy(), bad.asnumpy()])[:, : len(chosen)])
+                        n = 1  # trl: the mean of the micro-batches' losses
+                        batch_tokens += int(sum(len(train_rows[i][0]) + len(train_rows[i][2]) for i in chosen))
+                    else:
+                        ids, labels, mask = self._batch([train_rows[i] for i in chosen], width, bs)
+                        n = int((labels[:, 1:] != IGNORE_INDEX).sum())
+                        batch_tokens += int(sum(len(train_rows[i][0]) for i in chosen))
+                        loss, grads = grads_of(*inputs(ids, labels, mask))
                     weight = float(n)
                     # the loss of the big batch: each micro-batch (and each rank) weighs by its tokens
                     grads = tuple(g * weight for g in grads) if accum > 1 or world > 1 else grads
@@ -345,6 +420,12 @@ class MindSporeTrainer(FrameworkTrainer):
                     raise T_NOT_FINITE.error(f"the training loss became {loss_value} at step {step}")
                 elapsed = time.perf_counter() - started
                 entry = {"step": step, "loss": loss_value, "lr": lrs[step - 1], "tokens": tokens_seen}
+                if rewards:  # trl's reward metrics of the step's pairs
+                    good, bad = np.concatenate(rewards, axis=1)
+                    entry["rewards/chosen"] = float(good.mean())
+                    entry["rewards/rejected"] = float(bad.mean())
+                    entry["rewards/accuracies"] = float((good > bad).mean())
+                    entry["rewards/margins"] = float((good - bad).mean())
                 if eval_rows and t.eval_steps and step % t.eval_steps == 0:
                     eval_loss = self._evaluate(loss_only, eval_rows, width)
                     entry["eval_loss"] = eval_loss
@@ -403,6 +484,14 @@ class MindSporeTrainer(FrameworkTrainer):
     def _evaluate(self, loss_only, rows, width: int) -> float:
         bs = self.args.training.per_device_eval_batch_size
         total, count = 0.0, 0
+        if self.stage == "dpo":  # the mean over pairs of the DPO loss
+            train_bs = self.args.training.per_device_train_batch_size
+            for s in range(0, len(rows), train_bs):
+                chunk = rows[s : s + train_bs]
+                tensors, ref, valid = self._pair_inputs(chunk, self._eval_refs[s : s + train_bs], train_bs)
+                total += float(loss_only(*tensors, ref, valid)[0].asnumpy()) * len(chunk)
+                count += len(chunk)
+            return total / max(count, 1)
         for s in range(0, len(rows), bs):
             chunk = rows[s : s + bs]
             ids, labels, mask = self._batch(chunk, width, bs)
