@@ -19,7 +19,12 @@ NOTE = "Llama family + BERT on MindSpore (CPU, Ascend, GPU)"
 #: the trainers' row of the support matrix (dpo is native; the other preference / RL stages are PyTorch only)
 TRAINER_NOTE = (
     "Llama family on MindSpore (CPU, Ascend, GPU); packing; data parallel through msrun (--nproc, --nnodes); "
-    "dpo (pref_loss sigmoid; no packing, one process); rm/kto/orpo/simpo/grpo: PyTorch only"
+    "rm/kto/orpo/simpo/grpo: PyTorch only"
+)
+#: the dpo row: trl's sigmoid loss computed natively (no packing, one process)
+DPO_NOTE = (
+    "Llama family on MindSpore; trl's sigmoid DPO loss (pref_loss sigmoid, pref_beta), reference log-probs of "
+    "the start weights; no packing, one process"
 )
 GENERATION = "openmind.ms.pipelines.generation:MindSporeCausalLM"
 #: task -> "module:attr" of its MindSpore pipeline
@@ -81,8 +86,9 @@ def openmind_register_trainers(register):
                 impl=impl,
                 requires=REQUIRES,
                 finetuning_types=("full", "freeze", "lora"),
-                note=TRAINER_NOTE,
-                description=f"{stage} on MindSpore: compiled training step, AdamW, freeze, LoRA in PEFT format, packing",
+                note=DPO_NOTE if stage == "dpo" else TRAINER_NOTE,
+                description=f"{stage} on MindSpore: compiled training step, AdamW, freeze, LoRA in PEFT format"
+                + ("" if stage == "dpo" else ", packing"),
             )
         )
 
