@@ -86,6 +86,7 @@ CI_LANE_1 = [
     "tests(package='data')",
     "wheels",
     "distributed",
+    "distributed_ms",
 ]
 _lane = os.environ.get("OPENMIND_CI_LANE", "").strip()
 if _lane == "1":
