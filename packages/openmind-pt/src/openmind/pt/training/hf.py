@@ -155,6 +155,8 @@ def fusable_output(model):
     head = getattr(base, "lm_head", None)
     if config is None or type(head) is not torch.nn.Linear or head.bias is not None:
         return None
+    if type(head.weight.data) is not torch.Tensor:  # a DTensor / sharded parameter (tensor parallel)
+        return None
     if any(getattr(config, name, None) not in (None, False, 1, 1.0) for name in _LOGIT_TRANSFORMS):
         return None
     if not hasattr(config, "vocab_size") or head.weight.shape[0] != config.vocab_size:
@@ -210,7 +212,9 @@ class CausalLMTrainer(OpenMindMixin, Trainer):
         if not self.sparse_logits or "labels" not in inputs:
             return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
         inputs = dict(inputs)
-        loss, outputs, normalised = causal_lm_loss(model, inputs, num_items_in_batch)
+        # sharded weights (FSDP, DeepSpeed) are only whole inside the module's own forward
+        fused = not (getattr(self, "is_fsdp_enabled", False) or getattr(self, "is_deepspeed_enabled", False))
+        loss, outputs, normalised = causal_lm_loss(model, inputs, num_items_in_batch, fused=fused)
         self.loss_is_scaled_for_ga = normalised
         if normalised and self.args.average_tokens_across_devices:
             loss = loss * self.accelerator.num_processes
