@@ -10,6 +10,7 @@ file. Nothing is dropped silently: :class:`Report` keeps the totals.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import sys
@@ -136,7 +137,28 @@ def _located(path: str):
         ) from None
 
 
-def _convert_batch(
+@contextlib.contextmanager
+def _gc_paused():
+    """The cyclic garbage collector off while one batch is converted (and tokenised): a batch
+    allocates ~100k short-lived containers (messages, token ids, labels) that reference counting
+    frees; the collections their allocation triggers would scan them, and every long-lived object
+    of the process, for nothing (~7% of the preparation time)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _convert_batch(batch: dict[str, list], indices: list[int], **kwargs: Any) -> Any:
+    """Convert, check (and with an ``encoder``, tokenise) one batch of source rows."""
+    with _gc_paused():
+        return _convert_rows(batch, indices, **kwargs)
+
+
+def _convert_rows(
     batch: dict[str, list],
     indices: list[int],
     *,

@@ -233,6 +233,13 @@ class TrainerWrapper:
                 f"node_rank must be in 0..{training.nnodes - 1} (nnodes={training.nnodes}), not {training.node_rank}",
                 location="node_rank",
             )
+        from openmind.core.compat.common import optimizer_problem
+        from openmind.core.errors import X_MISSING
+
+        for key, value in (getattr(training, "trainer_args", None) or {}).items():
+            problem = optimizer_problem(key, value)
+            if problem:  # transformers would raise ImportError only after the model is loaded
+                raise X_MISSING.error(f"trainer_args: {problem}", location=f"trainer_args.{key}")
         if args.data.cutoff_len < 2:
             raise A_BAD_VALUE.error(f"cutoff_len must be >= 2, not {args.data.cutoff_len}", location="cutoff_len")
         ft = args.finetuning
@@ -291,11 +298,43 @@ class TrainerWrapper:
         if self.args.training.resume and (Path(self.args.training.output_dir) / A.ARGS_FILE).is_file():
             # a resume that fails while loading (model, data, checkpoint) leaves the run folder as it was
             self.trainer.check()
+        out = Path(self.args.training.output_dir)
+        existed = out.is_dir()
+        before = set(out.iterdir()) if existed else set()
         self.save_args()
-        result = self.trainer.train()
+        try:
+            result = self.trainer.train()
+        except BaseException:
+            if not is_worker_process():
+                _undo_failed_start(out, existed, before)
+            raise
         if is_main_process():
             print(f"training done: {result.output_dir} (final loss {result.final_loss})", file=sys.stderr)
         return result
+
+
+#: what a run writes to its folder before loading anything (save_args)
+_SETUP_FILES = (A.ARGS_FILE, "openmind_template.txt")
+
+
+def _undo_failed_start(out: Path, existed: bool, before: set[Path]) -> None:
+    """A run that fails before its first checkpoint (a setup error raised while loading) leaves the
+    run folder as it found it: what it wrote there (openmind_args.yaml, ...) is removed, and the folder
+    itself when this run created it. A run that got further (a checkpoint, logs) keeps its folder."""
+
+    try:
+        new = [p for p in out.iterdir() if p not in before]
+    except OSError:
+        return
+    if any(p.name not in _SETUP_FILES or not p.is_file() for p in new):
+        return  # it got further (data, logs, checkpoints): keep what it wrote
+    for path in new:
+        path.unlink(missing_ok=True)
+    if not existed:
+        try:
+            out.rmdir()
+        except OSError:
+            pass
 
 
 def check_output_dir(out: Path) -> None:
