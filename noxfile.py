@@ -68,6 +68,7 @@ DEFAULT_SESSIONS = [
     "installs",
     "webui",
     "distributed",
+    "agents",
 ]
 #: `.ci/run` runs the same sessions in two lanes side by side (`OPENMIND_CI_LANE=1 nox` and
 #: `OPENMIND_CI_LANE=2 nox`): most sessions spend much of their time installing and in
@@ -371,7 +372,7 @@ def distributed(session: nox.Session) -> None:
 def agents(session: nox.Session) -> None:
     """The agent loop end to end: a tiny model fine-tuned in the test to write Hermes tool calls,
     then the openai client and LangChain's ``bind_tools`` loop against the server (minutes of
-    training on one core, so kept out of tests(framework='pt'))."""
+    training on one core, so a session of its own; in the default set, CI lane 2)."""
     names, extra = PACKAGES["pt"]
     install(session, names, [*extra, "langchain-openai"])
     run_pytest(session, f"{pkg('pt')}/tests_agents")

@@ -9,31 +9,36 @@ then served (``openmind deploy``'s app on a real uvicorn server):
 * LangChain's ``ChatOpenAI(...).bind_tools(...)`` runs the two-step loop (call -> tool result ->
   final answer) to the expected final answer.
 
-The model: a random tiny Llama (hidden 64, 2 layers, tied embeddings) with the real Llama-2
-tokenizer, the template's special strings as plain text. Training data is encoded by openmind's own
-``qwen2.5`` template (``Template.encode``: the ids and label masks SFT uses), on the prompts the
-server renders (same template, same tools block; the server turns the clients' JSON-string
-arguments back into the objects the template writes). Every step is a copy at a fixed distance, the
-kind of task the quickstart's recipe (batch 32, lr 3e-3, cosine, a few hundred steps) learns:
-
-* the call copies the city (``What is the weather in "Paris"?``: quoted, so that the Llama-2
-  tokenizer writes ``Par`` ``is`` as inside the call's JSON string) or the two numbers;
-* the tool's result is text the answer copies (``get_weather`` returns ``38 degrees in Paris``, the
-  answer is ``It is 38 degrees in Paris.``; ``add`` returns ``59``: ``The sum is 59.``).
+The model: a random tiny Llama (hidden 96, 2 layers) with the real Llama-2 tokenizer, the
+template's special strings as plain text. Training data is encoded by openmind's own ``qwen2.5``
+template (``Template.encode``: the ids and label masks SFT uses) on the prompts the server renders
+(same template, same tools block; the server turns the clients' JSON-string arguments back into
+the objects the template writes). Both steps are copies at fixed distances: the call copies the
+city or the two numbers from the question; the answer copies the tool's text (``get_weather``
+returns ``38 degrees in Paris`` -> ``It is 38 degrees in Paris.``; ``add`` returns ``59`` ->
+``The sum is 59.``), not a city ~90 tokens back in the question as before.
 
 Why not ``openmind.train``: every row starts with the same ~280-token tool system prompt and the
 32k-vocabulary head dominates the step (6.8 s a step at batch 16 on a loaded machine). The loop
-below encodes the shared prefix once per batch (the full-vocabulary loss computed that way is
-checked against transformers' own ``labels=`` loss on the first batch) and takes the softmax over
-the ~85 tokens the labelled turns use: the model is then served and evaluated over its full
-vocabulary, greedy.
+below encodes the shared prefix once per batch and applies the head only where labels are; its
+loss equals transformers' own ``labels=`` loss (checked on the first batch).
 
-What was measured (held-out exact match call / answer, ``tools_agent`` runs on this 2-core machine
-under load; the session before tried hidden 96 untied with the city answered from the question
-~90 tokens back: 0.90 / 0.525 after 500 steps): untied embeddings, unquoted city, the answer
-copying the tool's text, 500 steps at batch 32 / lr 3e-3: 0.55 / 0.525 -- the numbers were copied,
-the city never (``London`` for every city: a 2-layer model with untied embeddings learns to copy
-the ten digits, which every row repeats, long before the 13 city tokens). RESULTS_HERE
+Measured (2-core machine shared with 6 other sessions, load 8-11, so ~3x the quiet times; EM =
+held-out exact match call / answer; "tf" = teacher-forced, every labelled token the argmax, which
+is what greedy decoding reproduces). The digits are copied within ~300 steps; the 13 city tokens
+(each in 1/26 of the rows, each a mapping of its own: ``▁Paris`` in the question, ``Par`` ``is``
+in the call's JSON) are what the model learns last:
+  - hidden 96, lr 2e-3, batch 16, 500 steps (the session before, the answer's city taken from the
+    question): 0.90 / 0.525;
+  - hidden 96, lr 2e-3, batch 16, answer copying the tool's text: tf 0.60 / 0.60 at step 300;
+  - hidden 64, lr 3e-3, batch 32 (the quickstart's recipe), 500 steps, softmax over the 85 label
+    tokens only: 0.55 / 0.525 -- every number right, ``London`` for every city;
+  - the same with tied embeddings (and the city quoted in the question, so that question and call
+    share its tokens): nothing copied at all, loss 0.19 from step 150 to 500;
+  - set here: hidden 96, lr 2e-3, batch 16, 700 steps, 60% weather conversations: loss 0.21 at
+    step 100, 0.15 at 200, 0.037 at 300 (the copies learnt), 0.009 from step 600; final 0.0074;
+    EM 1.00 / 0.95; all three tests pass (1377 s of training, 1480 s in all, under that load; two
+    runs side by side gave the same loss at every logged step).
 """
 
 from __future__ import annotations
@@ -229,7 +234,7 @@ def tuned(tmp_path_factory):
     base = tiny_llama(folder / "base", hidden_size=HIDDEN, layers=2, seed=0)
     report = fine_tune(str(base), str(folder / "tuned"))
     print(f"tool fine-tune: {report}")
-    assert report["final_loss"] < 0.1, report  # the gate is held-out exact match (first test)
+    assert report["final_loss"] < 0.05, report  # measured 0.0074; the gate is held-out exact match
     return str(folder / "tuned")
 
 
