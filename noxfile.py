@@ -5,7 +5,7 @@ Sessions
   tests(package='X')        one framework-neutral package's own tests (core, data, nlp, mm)
   tests(framework='pt')     the PyTorch backend (openmind-pt) and the shared conformance suite
   tests(framework='ms')     the MindSpore backend (openmind-ms), in its own venv and pins
-  tests_py(python=3.10|3.12, package=core|nlp)  the framework-neutral core and nlp tests on the other
+  tests_py(python=3.10|3.12, package=core|nlp|data)  the framework-neutral packages' tests on the other
                             supported Pythons (3.11 runs everything above)
   integration               cross-package tests in tests/ (test plugin, CLI, docs staleness, import time)
   wheels                    build every wheel and sdist; namespace, LICENSE, metadata, `twine check`;
@@ -61,8 +61,10 @@ DEFAULT_SESSIONS = [
     "tests(framework='ms')",
     "tests_py-3.10(package='core')",
     "tests_py-3.10(package='nlp')",
+    "tests_py-3.10(package='data')",
     "tests_py-3.12(package='core')",
     "tests_py-3.12(package='nlp')",
+    "tests_py-3.12(package='data')",
     "integration",
     "wheels",
     "installs",
@@ -289,10 +291,11 @@ def tests(session: nox.Session, target: str) -> None:
 
 
 @nox.session(python=["3.10", "3.12"])
-@nox.parametrize("package", ["core", "nlp"])
+@nox.parametrize("package", ["core", "nlp", "data"])
 def tests_py(session: nox.Session, package: str) -> None:
-    """core and nlp on the other supported Pythons. (openmind-data's tests need the CPU torch,
-    whose wheel exists here for 3.11 only; they run on 3.11 in tests(package='data').)
+    """core, nlp and data (the framework-neutral packages: none of their tests needs torch or
+    MindSpore) on the other supported Pythons; the framework backends run on 3.11, the only
+    Python the CPU torch wheel of this machine's index exists for.
     constraints/test.txt pins the 3.11 stack (some pins need Python 3.11): these environments
     take the newest releases that support their Python, which is what users there get."""
     names, extra = PACKAGES[package]

@@ -2,14 +2,22 @@
 
 50,000 multi-turn sharegpt conversations (``OPENMIND_BENCH_DATA_ROWS`` to change), the real
 Llama-2 tokenizer (32k BPE) and the ``llama2`` template, cutoff 1024, with 1 and 2 worker
-processes each (``OPENMIND_BENCH_DATA_WORKERS=1,2``), interleaved, ``TOKENIZERS_PARALLELISM=false``. Each preparation runs in
-its own process (``bench/data_runners.py``) so peak memory is its own:
+processes each (``OPENMIND_BENCH_DATA_WORKERS=1,2``), interleaved, ``TOKENIZERS_PARALLELISM=false``:
+"1 worker" is one process on one core for both (with the variable unset, the Rust
+``encode_batch`` that tokenises openmind's batches would spread over every core, which
+LLaMA-Factory's one-string ``encode`` calls cannot). Each preparation runs in its own process
+(``bench/data_runners.py``) so peak memory is its own:
 
 * openmind cold: ``prepare()`` with an empty cache (read, convert, check, tokenise, store);
 * openmind warm: the same call again (cache hit);
 * LLaMA-Factory: ``get_dataset()`` (load, align, tokenise) with an empty datasets cache, in the
   venv ``.venv-lf`` (or ``OPENMIND_LF_PYTHON``); create it with
   ``bash bench/setup_llamafactory_venv.sh`` (or set ``OPENMIND_BENCH_LF=install``).
+
+Besides wall time, each side reports its CPU seconds (user + system, worker processes included),
+which compare better than wall time on a shared machine, and with one worker the CPU spent in
+tokenizer calls: both sides run the same Rust tokenizer, so LLaMA-Factory's CPU divided by
+openmind's tokenizer CPU is the most openmind's lead could be.
 
 Outputs are compared row by row. LLaMA-Factory's ``llama2`` template renders ``answer</s>``
 while the official Llama-2 chat template renders ``answer </s>`` (ENVIRONMENT.md): openmind
@@ -95,19 +103,23 @@ def run() -> list[dict]:
     out: list[dict] = []
     lf_py = lf_python()
     om_rps: dict[int, float] = {}
+    om_cold: dict[int, dict] = {}
     lf_rps: dict[int, float] = {}
     try:
         for workers in counts:  # interleaved: openmind, then LLaMA-Factory, per worker count
             name = f"data prep ({rows_n} rows, llama2, {workers} proc)"
             om_out, lf_out = str(work / f"om_out{workers}"), str(work / f"lf_out{workers}")
             shutil.rmtree(work / "om_cache", ignore_errors=True)
-            cold = _run(sys.executable, "openmind", rows_dir, tok, om_out, work / "om_cache", cutoff, workers)
+            cold = om_cold[workers] = _run(
+                sys.executable, "openmind", rows_dir, tok, om_out, work / "om_cache", cutoff, workers
+            )
             om_rps[workers] = cold["rows"] / cold["seconds"]
             out.append(
                 _row(
                     name,
-                    f"openmind cold: {cold['seconds']:.1f} s, {om_rps[workers]:.0f} rows/s, "
-                    f"{cold['tokens'] / cold['seconds']:.0f} tokens/s, peak {cold['peak_rss_mb']:.0f} MB",
+                    f"openmind cold: {cold['seconds']:.1f} s ({cold['cpu_seconds']:.1f} CPU s), "
+                    f"{om_rps[workers]:.0f} rows/s, {cold['tokens'] / cold['seconds']:.0f} tokens/s, "
+                    f"peak {cold['peak_rss_mb']:.0f} MB",
                     f"{om_rps[workers]:.0f} rows/s",
                     "",
                     None,
@@ -154,8 +166,9 @@ def run() -> list[dict]:
             out.append(
                 _row(
                     name,
-                    f"LLaMA-Factory 0.9.5: {lf['seconds']:.1f} s, {lf_rps[workers]:.0f} rows/s, "
-                    f"{lf['tokens'] / lf['seconds']:.0f} tokens/s, peak {lf['peak_rss_mb']:.0f} MB",
+                    f"LLaMA-Factory 0.9.5: {lf['seconds']:.1f} s ({lf['cpu_seconds']:.1f} CPU s), "
+                    f"{lf_rps[workers]:.0f} rows/s, {lf['tokens'] / lf['seconds']:.0f} tokens/s, "
+                    f"peak {lf['peak_rss_mb']:.0f} MB",
                     f"{lf_rps[workers]:.0f} rows/s",
                     "",
                     None,
@@ -167,6 +180,30 @@ def run() -> list[dict]:
                     name, "throughput openmind / LLaMA-Factory (rows/s, same rows, same run)", f"{ratio:.2f}x", "", None
                 )
             )
+            out.append(
+                _row(
+                    name,
+                    "CPU seconds LLaMA-Factory / openmind (user+system, workers included: "
+                    "what wall time would be on an idle machine, less I/O waits)",
+                    f"{lf['cpu_seconds'] / cold['cpu_seconds']:.2f}x",
+                    "",
+                    None,
+                )
+            )
+            if cold.get("tokenizer_cpu_seconds") and lf.get("tokenizer_cpu_seconds"):
+                om_tok, lf_tok = cold["tokenizer_cpu_seconds"], lf["tokenizer_cpu_seconds"]
+                out.append(
+                    _row(
+                        name,
+                        f"CPU in tokenizer calls: openmind {om_tok:.1f} of {cold['cpu_seconds']:.1f} s "
+                        f"(Rust encode_batch of whole conversations), LLaMA-Factory {lf_tok:.1f} of "
+                        f"{lf['cpu_seconds']:.1f} s (tokenizer.encode per template slot); the ceiling of "
+                        "openmind's lead with the same Rust tokenizer = LLaMA-Factory CPU / openmind tokenizer CPU",
+                        f"{lf['cpu_seconds'] / om_tok:.2f}x ceiling",
+                        "",
+                        None,
+                    )
+                )
             same, total, why = compare(om_out, lf_out)
             text = f"{same}/{total} rows identical (official ' </s>' space token accounted for)" + (
                 f"; {why}" if why else ""
@@ -184,6 +221,20 @@ def run() -> list[dict]:
                     f"{ratio:.2f}x",
                     ">= 4x",
                     ratio >= 4,
+                )
+            )
+        if 2 in om_cold:
+            two = om_cold[2]
+            serial, total = two["parent_cpu_seconds"], two["cpu_seconds"]
+            out.append(
+                _row(
+                    name,
+                    f"openmind 2 workers: {serial:.1f} of {total:.1f} CPU s in the parent process (reading, "
+                    "checks of the file, concatenation, the cache write: not parallel); Amdahl's bound of "
+                    "2 workers / 1 worker on an idle 2-core machine = total / (serial + parallel / 2)",
+                    f"{total / (serial + (total - serial) / 2):.2f}x bound",
+                    "",
+                    None,
                 )
             )
         if 1 in om_rps and 2 in om_rps:

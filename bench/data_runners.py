@@ -63,6 +63,34 @@ def write_rows(folder: Path, rows: list[dict]) -> Path:
     return folder
 
 
+def _cpu_seconds(own_only: bool = False) -> float:
+    """User + system CPU time of this process and its finished children (worker pools are joined
+    before a runner returns): on a shared machine, CPU seconds compare better than wall time.
+    ``own_only``: this process alone (with workers: the part of the run that is not parallel)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + (0 if own_only else kids.ru_utime + kids.ru_stime)
+
+
+class _Timed:
+    """Counts the CPU seconds this process spends in one method (the tokenizer calls of a
+    preparation); calls made in worker processes are not counted, so runners report it for one
+    worker only."""
+
+    def __init__(self, owner: object, name: str) -> None:
+        self.seconds = 0.0
+        original = getattr(owner, name)
+
+        def timed(*args, **kwargs):
+            start = time.process_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.seconds += time.process_time() - start
+
+        setattr(owner, name, timed)
+
+
 def _peak_mb() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -75,10 +103,12 @@ def run_openmind(rows_dir: str, tok_dir: str, out_dir: str, cache_dir: str, cuto
 
     from openmind.core.args import DataArguments
     from openmind.data import prepare
+    from openmind.data.encoding import Encoder
     from openmind.nlp.templates import load_template
 
     tokenizer = AutoTokenizer.from_pretrained(tok_dir)
     template = load_template("llama2")
+    timed = _Timed(Encoder, "tokenize")  # the batched Rust encode of whole conversations
     args = DataArguments(
         dataset=["bench"],
         dataset_dir=rows_dir,
@@ -86,18 +116,21 @@ def run_openmind(rows_dir: str, tok_dir: str, out_dir: str, cache_dir: str, cuto
         preprocessing_num_workers=workers,
         data_cache_dir=cache_dir,
     )
-    start = time.perf_counter()
+    cpu, own, start = _cpu_seconds(), _cpu_seconds(own_only=True), time.perf_counter()
     data = prepare(args, tokenizer, template, quiet=True)
-    seconds = time.perf_counter() - start
+    seconds, cpu, own = time.perf_counter() - start, _cpu_seconds() - cpu, _cpu_seconds(own_only=True) - own
     if out_dir:
         data.train.select_columns(["input_ids", "labels"]).save_to_disk(out_dir)
     from openmind.data.packing import lengths
 
     return {
         "seconds": seconds,
+        "cpu_seconds": cpu,
         "rows": len(data.train),
         "tokens": int(lengths(data.train).sum()),
         "from_cache": data.from_cache,
+        "parent_cpu_seconds": own,
+        "tokenizer_cpu_seconds": timed.seconds if workers == 1 else None,
         "peak_rss_mb": _peak_mb(),
     }
 
@@ -134,9 +167,10 @@ def run_llamafactory(rows_dir: str, tok_dir: str, out_dir: str, cache_dir: str, 
     )
     training_args = Seq2SeqTrainingArguments(output_dir=os.path.join(cache_dir, "out"), report_to=[])
     template = get_template_and_fix_tokenizer(tokenizer, data_args)
-    start = time.perf_counter()
+    timed = _Timed(tokenizer, "encode")  # one call per template slot of every turn
+    cpu, start = _cpu_seconds(), time.perf_counter()
     module = get_dataset(template, model_args, data_args, training_args, stage="sft", tokenizer=tokenizer)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
     train = module["train_dataset"]
     if out_dir:
         train.select_columns(["input_ids", "labels"]).save_to_disk(out_dir)
@@ -145,8 +179,10 @@ def run_llamafactory(rows_dir: str, tok_dir: str, out_dir: str, cache_dir: str, 
     offsets = train.data.column("input_ids").combine_chunks().offsets.to_numpy()
     return {
         "seconds": seconds,
+        "cpu_seconds": cpu,
         "rows": len(train),
         "tokens": int(np.diff(offsets).sum()),
+        "tokenizer_cpu_seconds": timed.seconds if workers == 1 else None,
         "peak_rss_mb": _peak_mb(),
     }
 

@@ -6,6 +6,7 @@ LLaMA-Factory's own example YAMLs are vendored (with their licence) in tests/dat
 from __future__ import annotations
 
 import re
+from importlib.util import find_spec
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -37,28 +38,33 @@ EXPECTED_ERRORS = {
     "extras/eaft/qwen25_05b_eaft_full.yaml": ("OM-C002", ["use_eaft_loss"]),
     "extras/fp8/llama3_fp8_deepspeed_sft.yaml": ("OM-C002", ["fp8", "fp8_backend"]),
     "extras/fp8/llama3_fp8_fsdp_sft.yaml": (
-        "OM-A001",  # fsdp_transformer_layer_cls_to_wrap: a transformers 4 key that transformers 5 dropped
+        "OM-C002",  # fsdp_transformer_layer_cls_to_wrap: a transformers 4 key that belongs in fsdp_config now
         ["fp8", "fp8_backend", "fp8_enable_fsdp_float8_all_gather", "fsdp_transformer_layer_cls_to_wrap"],
     ),
     "extras/galore/llama3_full_sft.yaml": ("OM-C002", ["use_galore", "galore_layerwise", "galore_rank", "pure_bf16"]),
     "extras/llama_pro/llama3_freeze_sft.yaml": ("OM-C002", ["use_llama_pro"]),
     "extras/loraplus/llama3_lora_sft.yaml": ("OM-C002", ["loraplus_lr_ratio"]),
-    "extras/mod/llama3_full_sft.yaml": ("OM-C002", ["mixture_of_depths", "pure_bf16"]),
+    # optim: paged_adamw_8bit (a transformers optimizer) needs bitsandbytes: reported before loading when missing
+    "extras/mod/llama3_full_sft.yaml": (
+        "OM-C002",
+        ["mixture_of_depths", "pure_bf16", *([] if find_spec("bitsandbytes") else ["optim"])],
+    ),
     "extras/muon/qwen2_full_sft.yaml": ("OM-C002", ["use_muon"]),
     "extras/nlg_eval/llama3_lora_predict.yaml": ("OM-C002", ["do_predict"]),
-    "extras/oft/llama3_oft_sft.yaml": ("OM-A002", ["finetuning_type"]),
-    "extras/oft/qwen2_5vl_oft_sft.yaml": ("OM-C002", ["image_max_pixels", "video_max_pixels", "finetuning_type"]),
+    "extras/oft/llama3_oft_sft.yaml": ("OM-C002", ["finetuning_type"]),
+    "extras/oft/qwen2_5vl_oft_sft.yaml": ("OM-C002", ["image_max_pixels", "finetuning_type"]),
     "extras/pissa/llama3_lora_sft.yaml": ("OM-C002", ["pissa_init", "pissa_convert"]),
-    "extras/qoft/llama3_oft_sft_awq.yaml": ("OM-A002", ["finetuning_type"]),
+    "extras/qoft/llama3_oft_sft_awq.yaml": ("OM-C002", ["finetuning_type"]),
     "extras/qoft/llama3_oft_sft_bnb_npu.yaml": ("OM-C002", ["double_quantization", "finetuning_type"]),
-    "extras/qoft/llama3_oft_sft_gptq.yaml": ("OM-A002", ["finetuning_type"]),
+    "extras/qoft/llama3_oft_sft_gptq.yaml": ("OM-C002", ["finetuning_type"]),
     "merge_lora/qwen3_gptq.yaml": ("OM-C002", ["export_quantization_bit", "export_quantization_dataset"]),
-    "train_full/qwen3vl_full_sft.yaml": ("OM-C002", ["image_max_pixels", "video_max_pixels"]),
+    # image_max_pixels: openmind-mm's multimodal group takes it (not loaded by these framework-free tests)
+    "train_full/qwen3vl_full_sft.yaml": ("OM-C002", ["image_max_pixels"]),
     "train_lora/qwen3_lora_kto.yaml": ("OM-A002", ["stage"]),
     "train_lora/qwen3_lora_sft_ray.yaml": ("OM-C002", ["ray_num_workers"]),
     "train_lora/qwen3_preprocess.yaml": ("OM-C002", ["tokenized_path"]),
-    "train_lora/qwen3vl_lora_dpo.yaml": ("OM-C002", ["image_max_pixels", "video_max_pixels"]),
-    "train_lora/qwen3vl_lora_sft.yaml": ("OM-C002", ["image_max_pixels", "video_max_pixels"]),
+    "train_lora/qwen3vl_lora_dpo.yaml": ("OM-C002", ["image_max_pixels"]),
+    "train_lora/qwen3vl_lora_sft.yaml": ("OM-C002", ["image_max_pixels"]),
     "train_qlora/qwen3_lora_sft_bnb_npu.yaml": ("OM-C002", ["double_quantization"]),
 }
 
@@ -408,3 +414,26 @@ def test_migrating_page_lists_every_key_and_name():
             "not available (OM-I001); `openmind list tasks` shows the tasks",
         )
     )
+
+
+def test_a_passed_through_optimizer_without_its_package_is_reported_with_file_line_and_pip_name(tmp_path, monkeypatch):
+    """``optim: galore_adamw`` is a transformers optimizer (a trainer pass-through key) that needs
+    galore-torch: reported at parse time (before any model is loaded) with file:line and the pip name,
+    not as the ImportError transformers raises after loading the model (it was OM-P004)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "galore_torch" else real(name, *a)
+    )
+    config = tmp_path / "galore.yaml"
+    config.write_text(
+        "model_name_or_path: m\nstage: sft\ndataset: d\noptim: galore_adamw\noptim_target_modules: [q_proj]\n"
+    )
+    with pytest.raises(OpenMindError) as info:
+        A.parse(TRAIN, config=config)
+    assert info.value.code == "OM-X001" and info.value.location == f"{config}:4"
+    assert "pip install galore-torch" in info.value.message and "'optim'" in info.value.message
+    # an optimizer of torch itself needs nothing
+    config.write_text("model_name_or_path: m\nstage: sft\ndataset: d\noptim: adamw_torch\n")
+    assert A.parse(TRAIN, config=config).training.trainer_args == {"optim": "adamw_torch"}

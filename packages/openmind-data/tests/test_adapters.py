@@ -68,3 +68,38 @@ def test_public_api_names_are_functions_whatever_was_imported_first():
 
     assert callable(prepare) and prepare.__name__ == "prepare"
     assert callable(load_dataset) and openmind.data.PreparedData.__name__ == "PreparedData"
+
+
+def test_data_cli_stages_come_from_the_registry(tmp_path, capsys):
+    """``--stage`` is every stage whose format openmind-data checks (kto, grpo, orpo ... too, not a
+    closed list), and a registered DatasetSpec gives a plugin's training task a stage."""
+    from openmind.core.cli import main
+    from openmind.core.registry import Registry
+    from openmind.core.specs import DatasetSpec, TaskSpec
+    from openmind.data.formats import stage_formats
+
+    stages = stage_formats()
+    assert {"pt", "sft", "dpo", "rm", "kto", "orpo", "simpo", "grpo", "mm-sft"} <= set(stages)
+    kto = write_jsonl(
+        tmp_path / "kto.jsonl",
+        [
+            {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}], "label": True},
+            {
+                "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "go away"}],
+                "label": False,
+            },
+        ],
+    )
+    assert main(["data", "validate", str(kto), "--stage", "kto", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["read"], report["rejected"]) == (2, 0)
+    # the same rows for a stage that needs chosen/rejected pairs: located problems, exit 1
+    assert main(["data", "validate", str(kto), "--stage", "dpo"]) == 1
+    capsys.readouterr()
+
+    registry = Registry()
+    registry.add(TaskSpec(name="reflect-sft", kind_of="training", aliases=("reflect",), description="x"))
+    registry.add(DatasetSpec(name="sft", task="reflect-sft", description="rows for reflect-sft"))
+    extended = stage_formats(registry)
+    assert extended["reflect-sft"] == extended["reflect"] == "sft"
+    assert "reflect-sft" not in stages

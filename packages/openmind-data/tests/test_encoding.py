@@ -138,3 +138,29 @@ def test_template_refusal_is_a_located_problem(tmp_path, llama2_tok, llama2_temp
     data = prepare(data_args(dataset=[str(path)], on_error="skip"), llama2_tok, llama2_template)
     assert (data.stats["read"], data.stats["kept"], data.stats["rejected"]) == (3, 2, 1)
     assert len(data.train) == 2
+
+
+def test_the_backend_is_shared_only_without_truncation_or_padding(llama2_tok, llama2_template):
+    from openmind.data.encoding import backend_of
+    from openmind.nlp.testing.assets import llama2_tokenizer
+
+    assert backend_of(llama2_tok) is llama2_tok.backend_tokenizer  # no copy of the vocabulary
+    stateful = llama2_tokenizer()
+    stateful.backend_tokenizer.enable_truncation(8)
+    stateful.backend_tokenizer.enable_padding(length=600)
+    private = backend_of(stateful)
+    assert private is not stateful.backend_tokenizer and private.truncation is None and private.padding is None
+    rows = [_row(chat(i, turns=1 + i % 3)["messages"]) for i in range(4)]
+    got = encode_rows(Encoder(stateful, llama2_template), rows)
+    want = encode_rows(Encoder(llama2_tok, llama2_template), rows)
+    assert [(r["input_ids"], r["labels"]) for r in got] == [(r["input_ids"], r["labels"]) for r in want]
+    assert len(got[0]["input_ids"]) > 8
+    assert stateful.backend_tokenizer.truncation["max_length"] == 8  # the user's tokenizer is left as it was
+    # state set on the tokenizer after the encoder started using its backend is not used either
+    clean = llama2_tokenizer()
+    encoder = Encoder(clean, llama2_template)
+    assert encoder.backend is clean.backend_tokenizer
+    clean(["a b c d e f g h i j k l"], truncation=True, max_length=4)
+    assert clean.backend_tokenizer.truncation is not None  # transformers leaves it set
+    again = encode_rows(encoder, rows)
+    assert [(r["input_ids"], r["labels"]) for r in again] == [(r["input_ids"], r["labels"]) for r in want]

@@ -84,3 +84,27 @@ def test_each_worker_holds_one_batch_at_a_time():
     out = W.map_batches(ds, sizes, fn_kwargs={}, workers=3, batch_size=8, chunk_rows=20, features=features)
     assert out["i"] == list(range(103))
     assert max(out["n"]) == 8
+
+
+def test_chunk_sizes_depend_on_the_row_count_only():
+    assert W.chunk_size(20_000) == 1000  # 20 chunks: 10 + 10 with two workers, 5 each with four
+    assert W.chunk_size(50_000) == 1563
+    assert W.chunk_size(10**7) == W.CHUNK_ROWS and W.chunk_size(10) == W.MIN_CHUNK_ROWS
+
+
+def test_the_garbage_collector_is_paused_per_batch_and_restored(tmp_path):
+    import gc
+
+    from openmind.data.loading import load
+
+    seen = []
+    original = gc.disable
+
+    path = write_jsonl(tmp_path / "t.jsonl", [chat(i) for i in range(5)])
+    assert gc.isenabled()
+    try:
+        gc.disable = lambda: (seen.append(True), original())[1]
+        load(data_args(dataset=[str(path)]), keep_rejects=False)
+    finally:
+        gc.disable = original
+    assert seen and gc.isenabled()

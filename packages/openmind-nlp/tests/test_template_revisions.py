@@ -337,6 +337,14 @@ EDGE_CASES = {
     "list-content": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
     "not-a-dict": [U1, "hello"],
     "empty": [],
+    # the layout path (texts cached per role sequence, contents joined in): what must not fool it
+    "content-before-role": [{"content": "Hi.", "role": "user"}, {"content": "Hello.", "role": "assistant"}],
+    "unhashable-role": [{"role": ["user"], "content": "hi"}],
+    "empty-first-user": [{"role": "user", "content": ""}, A1, SYSTEM, U1],
+    "marker-text-in-content": [{"role": "user", "content": "<|system|>\n<|end|>\n<|im_start|>system\n"}, A1],
+    "markers-in-content": [SYSTEM, {"role": "user", "content": "[INST] <s></s>{0}%s{}"}, {**A1, "content": "\\n}}"}],
+    "same-roles-other-text": [{**SYSTEM, "content": "Be brief."}, U3, A3, U1, A1],
+    "long": [SYSTEM] + [U1, A1, U2, A2, U3, A3] * 7,
 }
 
 
@@ -384,6 +392,41 @@ def test_fast_render_equals_the_full_path(name):
     # the conversations above really take the fast path where the family has one
     if template.fast is not None:
         assert template.fast(copy.deepcopy(MATRIX["multi-ends-assistant"]), False, {**template.options, **DATE})
+    if template.layout is not None:
+        without = template._layouts[1]
+        assert ("user", "assistant", "user", "assistant") in without and len(without) <= template.layout_cache_size
+
+
+LAYOUT_NAMES = [name for name in _native_names() if load_template(name).layout is not None]
+
+
+def test_the_families_missing_10x_have_a_layout():
+    """The renderers whose official Jinja template renders in ~14 us take the layout path."""
+    expected = {"phi3", "phi3-mini", "phi4", "yi", "yi1.5", "internlm2", "internlm3", "deepseek", "mistral-v7"}
+    assert expected <= set(LAYOUT_NAMES)
+
+
+@pytest.mark.parametrize("name", LAYOUT_NAMES)
+def test_layout_cache_is_bounded_and_keyed_by_roles_and_generation_prompt(name):
+    """Layouts are cached per role sequence and generation prompt only: renders of many different
+    conversations (more role sequences than the cache holds, truthy non-bool generation prompts)
+    each equal the full path, and the cache never grows past its size."""
+    template = load_template(name)
+    template.layout_cache_size = 4
+    turns = [U1, A1, U2, A2, U3, A3]
+    conversations = [turns[:k] for k in range(1, 7)] + [[SYSTEM, *turns[:k]] for k in range(1, 7)]
+    conversations += [[{**m, "content": m["content"] + str(k)} for m in c] for k, c in enumerate(conversations)]
+    for generation in (False, True, 1, 0, "yes", ""):
+        for messages in conversations:
+            full = _outcome(
+                lambda m=messages, g=generation: "".join(
+                    text for text, _ in template._pieces(copy.deepcopy(m), None, bool(g), {})
+                )
+            )
+            assert _outcome(lambda m=messages, g=generation: template.render(m, add_generation_prompt=g)) == full
+            assert all(len(cache) <= 4 for cache in template._layouts)
+    # a tuple of messages is not cached (the full path takes it) and renders alike
+    assert template.render(tuple(turns)) == template.render(list(turns))
 
 
 # ---- LLaMA-Factory names ------------------------------------------------------------------------

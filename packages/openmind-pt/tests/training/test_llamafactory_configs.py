@@ -4,8 +4,8 @@ Overrides on the command line, llamafactory-cli style (``key=value``):
 
 * ``model_name_or_path`` / ``output_dir``: the tiny local model and a temporary run folder;
 * ``max_steps=2`` (+ ``save_steps=2`` where a checkpoint is inspected): a 2-step run;
-* ``template=llama2``: the tiny model carries the Llama-2 tokenizer, so the YAML's Qwen template
-  (``qwen3_nothink``, an alias owned by the templates work) cannot fit it;
+* the tiny model is test_llamafactory_examples.py's: the Llama-2 BPE plus Qwen3's ChatML special
+  tokens, so the YAML's ``template: qwen3_nothink`` is used unchanged;
 * ``preprocessing_num_workers=1 dataloader_num_workers=0 max_samples=16``: the YAML's 16 + 4 worker
   processes and 1000 samples would only cost time on a 2-core test machine.
 
@@ -23,7 +23,14 @@ from openmind.core import args as A
 from openmind.core.cli import main
 
 LF = Path(__file__).resolve().parents[4] / "tests" / "data" / "llamafactory"
-FAST = ["max_steps=2", "template=llama2", "preprocessing_num_workers=1", "dataloader_num_workers=0", "max_samples=16"]
+FAST = ["max_steps=2", "preprocessing_num_workers=1", "dataloader_num_workers=0", "max_samples=16"]
+
+
+@pytest.fixture(scope="module")
+def lf_tiny_dir(tmp_path_factory):
+    from test_llamafactory_examples import tiny_text_model
+
+    return tiny_text_model(tmp_path_factory.mktemp("lf-tiny") / "model")
 
 
 @pytest.fixture
@@ -31,17 +38,23 @@ def in_lf_folder(monkeypatch):
     monkeypatch.chdir(LF)  # LLaMA-Factory's default dataset_dir is ./data
 
 
-def test_lora_sft_example_trains_two_steps(tiny_dir, tmp_path, in_lf_folder, capsys):
+def test_lora_sft_example_trains_two_steps(lf_tiny_dir, tmp_path, in_lf_folder, capsys):
     import torch
 
     out = tmp_path / "sft"
-    argv = ["train", "examples/train_lora/qwen3_lora_sft.yaml", f"model_name_or_path={tiny_dir}", f"output_dir={out}"]
+    argv = [
+        "train",
+        "examples/train_lora/qwen3_lora_sft.yaml",
+        f"model_name_or_path={lf_tiny_dir}",
+        f"output_dir={out}",
+    ]
     rc = main([*argv, *FAST, "save_steps=2"])
     err = capsys.readouterr().err
     assert rc == 0, err
     assert "LLaMA-Factory key 'ddp_timeout' passed to the trainer" in err
     saved = A.load_run(out)
-    assert saved["model"] == str(tiny_dir) and saved["dataset_dir"] == "data"
+    assert saved["model"] == str(lf_tiny_dir) and saved["dataset_dir"] == "data"
+    assert saved["template"] == "qwen3_nothink"  # the file's template, unchanged
     assert saved["dataset"] == ["identity", "alpaca_en_demo"] and saved["mixed_precision"] == "bf16"
     assert saved["trainer_args"] == {"dataloader_num_workers": 0, "save_only_model": False, "ddp_timeout": 180000000}
     # the pass-through keys reached transformers' TrainingArguments
@@ -53,9 +66,9 @@ def test_lora_sft_example_trains_two_steps(tiny_dir, tmp_path, in_lf_folder, cap
     assert '"global_step": 2' in summary
 
 
-def test_lora_pretrain_example_trains_two_steps(tiny_dir, tmp_path, in_lf_folder, capsys):
+def test_lora_pretrain_example_trains_two_steps(lf_tiny_dir, tmp_path, in_lf_folder, capsys):
     out = tmp_path / "pt"
-    argv = ["train", "examples/train_lora/qwen3_lora_pretrain.yaml", f"model_name_or_path={tiny_dir}"]
+    argv = ["train", "examples/train_lora/qwen3_lora_pretrain.yaml", f"model_name_or_path={lf_tiny_dir}"]
     rc = main([*argv, f"output_dir={out}", *FAST])
     assert rc == 0, capsys.readouterr().err
     saved = A.load_run(out)
@@ -117,10 +130,10 @@ def test_openmind1_train_yaml_with_underscore_flags(tiny_dir, sft_file, tmp_path
     assert (out / "model.safetensors").is_file() and not (out / "adapter_model.safetensors").exists()
 
 
-def test_short_cutoff_truncates_like_llamafactory_instead_of_failing(tiny_dir, tmp_path, in_lf_folder, capsys):
+def test_short_cutoff_truncates_like_llamafactory_instead_of_failing(lf_tiny_dir, tmp_path, in_lf_folder, capsys):
     """A cutoff shorter than the prompts: LLaMA-Factory keeps part of each answer (proportional
     truncation, its default here); openmind's right-truncation would leave no trained token (OM-T003)."""
-    argv = ["train", "examples/train_lora/qwen3_lora_sft.yaml", f"model_name_or_path={tiny_dir}", *FAST]
+    argv = ["train", "examples/train_lora/qwen3_lora_sft.yaml", f"model_name_or_path={lf_tiny_dir}", *FAST]
     rc = main([*argv, f"output_dir={tmp_path / 'a'}", "cutoff_len=24"])
     err = capsys.readouterr().err
     assert rc == 0, err

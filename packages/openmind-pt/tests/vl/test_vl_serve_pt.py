@@ -147,10 +147,23 @@ def test_a_text_model_answers_image_parts_with_a_400(tmp_path, images):
 
 
 def test_template_options_do_not_apply_to_vl_folders(qwen2_vl_dir):
+    from openmind import pipeline
     from openmind.core.errors import OpenMindError
 
+    # a named template that renders text exactly as the folder's own (LLaMA-Factory's qwen2_vl for
+    # Qwen2-VL) is accepted; the prompt stays the processor's
+    own = pipeline("chat", model=str(qwen2_vl_dir), max_new_tokens=2)
+    named = pipeline("chat", model=str(qwen2_vl_dir), template="qwen2_vl", max_new_tokens=2)
+    assert named.template is None and named.render([{"role": "user", "content": "Hi"}]) == own.render(
+        [{"role": "user", "content": "Hi"}]
+    )
+    # one that renders differently is refused, located, saying where the prompts differ
     with pytest.raises(OpenMindError) as info:
-        build(qwen2_vl_dir, template="qwen2")
+        build(qwen2_vl_dir, template="llama2")
+    assert info.value.code == "OM-I102" and info.value.location == "template"
+    assert "renders text differently" in info.value.message and "first difference at character 1:" in info.value.message
+    with pytest.raises(OpenMindError) as info:
+        build(qwen2_vl_dir, template="no-such-template")
     assert info.value.code == "OM-I102" and info.value.location == "template"
     with pytest.raises(OpenMindError) as info:
         build(qwen2_vl_dir, max_images=0)

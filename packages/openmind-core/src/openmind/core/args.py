@@ -604,7 +604,10 @@ def parse(
             explicit.add(key)
         passed.update(tr.trainer_args)
         notes += tr.notes
-        problems += [(loc, msg, A_UNKNOWN_KEY.code if unknown else "OM-C002") for loc, msg, unknown in tr.problems]
+        problems += [
+            (loc, msg, kind if isinstance(kind, str) else A_UNKNOWN_KEY.code if kind else "OM-C002")
+            for loc, msg, kind in tr.problems
+        ]
     if chosen is not None and chosen.finalize is not None:
         flat = {k: v for k, (v, _) in values.items()}
         for key, value in chosen.finalize(dict(flat)).items():
@@ -638,6 +641,14 @@ def parse(
     ns = Namespace(built, explicit)
     ns.dialect = chosen.name if chosen is not None else None  # type: ignore[attr-defined]
     ns.notes = notes  # type: ignore[attr-defined]
+    # key -> "FILE:LINE" for the keys the config file set, so a later error about a field (raised
+    # while checking the setup) can name the line the user wrote
+    files = [where for _, where, lines in sources if where and lines]
+    ns.where = {  # type: ignore[attr-defined]
+        key: loc
+        for key, (_, loc) in values.items()
+        if isinstance(loc, str) and any(loc.startswith(f"{f}:") for f in files)
+    }
     return ns
 
 
@@ -646,7 +657,7 @@ def _problems_error(problems: list[tuple[str | None, str, str]], dialect: Any) -
     import openmind.core.compat.errors  # noqa: F401 - declares OM-C002
     from openmind.core.errors import CODES
 
-    order = [A_UNKNOWN_KEY.code, "OM-C002", A_BAD_VALUE.code]
+    order = [A_UNKNOWN_KEY.code, "OM-C002", "OM-X001", A_BAD_VALUE.code]
     code = min((c for _, _, c in problems), key=lambda c: order.index(c) if c in order else len(order))
     if len(problems) == 1:
         where, message, _ = problems[0]

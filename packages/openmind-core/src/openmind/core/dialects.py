@@ -111,6 +111,8 @@ class Dialect:
     unsupported_hint: str = "openmind has no equivalent; remove the key"
     #: called with the flat translated values (our key -> value) to fix up combinations; returns them.
     finalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    #: called with each pass-through key and value: a message when it cannot run here (a missing package).
+    check_passthrough: Callable[[str, Any], str | None] | None = None
 
     def rule(self, key: str, native: Iterable[str] = ()) -> Rule | None:
         """The rule for ``key``; ``None`` when the dialect does not know it (or it is native)."""
@@ -138,8 +140,9 @@ class Translation:
     trainer_args: dict[str, Any]
     #: one line per renamed / ignored / harmless key.
     notes: list[str]
-    #: (location, message) of every key that cannot be honoured or is unknown.
-    problems: list[tuple[str | None, str, bool]]
+    #: (location, message, kind) of every key that cannot be honoured or is unknown; kind: True for
+    #: an unknown key, False for an unsupported one, else the error code (a missing package: OM-X001).
+    problems: list[tuple[str | None, str, bool | str]]
     dialect: Dialect | None
 
 
@@ -238,7 +241,7 @@ def translate(
     values: dict[str, tuple[Any, str | None]] = {}
     trainer_args: dict[str, Any] = {}
     notes: list[str] = []
-    problems: list[tuple[str | None, str, bool]] = []
+    problems: list[tuple[str | None, str, bool | str]] = []
     title = dialect.title if dialect else ""
     allowed = [k for k, g in native.items() if g in wanted]
     for raw_key, value in mapping.items():
@@ -294,6 +297,12 @@ def translate(
                 notes.append(f"{where or 'argument'}: {title} key {raw_key!r}: {rule.note}")
         elif isinstance(rule, PassThrough):
             trainer_args[key] = coerce(value, dialect.passthrough.get(key)) if dialect else value
+            problem = (
+                dialect.check_passthrough(key, trainer_args[key]) if dialect and dialect.check_passthrough else None
+            )
+            if problem:
+                problems.append((where, f"{title} key {raw_key!r}: {problem}", "OM-X001"))
+                continue
             notes.append(f"{where or 'argument'}: {title} key {raw_key!r} passed to the trainer (trainer_args)")
         elif isinstance(rule, Ignore):
             notes.append(f"{where or 'argument'}: {title} key {raw_key!r} ignored: {rule.reason}")

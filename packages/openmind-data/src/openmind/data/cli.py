@@ -11,7 +11,13 @@ from typing import Any
 from openmind.core import args as A
 from openmind.core.cli.command import Command
 
-STAGE_CHOICES = ("pt", "sft", "dpo", "rm", "mm-sft")
+
+def _stage_choices() -> tuple[str, ...]:
+    """``--stage`` choices: every stage whose data format openmind-data checks, from the registry
+    (the built-in stages and any plugin's ``DatasetSpec``), never a closed list."""
+    from openmind.data.formats import stage_formats
+
+    return tuple(stage_formats())
 
 
 def _data_args(ns: argparse.Namespace, extra: dict[str, Any] | None = None, groups=("data",)):
@@ -97,10 +103,11 @@ class DataCommand(Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         subs = parser.add_subparsers(dest="data_command", metavar="ACTION", parser_class=type(parser))
         subs.required = True
+        stages = _stage_choices()
 
         v = subs.add_parser("validate", help="check every row; report each bad row with file, line, field, reason")
         v.add_argument("files", nargs="+", metavar="FILE", help="data files, folders or registered dataset names")
-        v.add_argument("--stage", choices=STAGE_CHOICES, default="sft", help="format to check against (default: sft)")
+        v.add_argument("--stage", choices=stages, default="sft", help="format to check against (default: sft)")
         v.add_argument("--rejects", metavar="PATH", help="--on-error skip: write rejected rows here (JSON Lines)")
         v.add_argument("--max-problems", type=int, default=50, metavar="N", help="print at most N problems")
         v.add_argument("--json", action="store_true", help="machine-readable report")
@@ -111,7 +118,7 @@ class DataCommand(Command):
         c.add_argument(
             "--out", required=True, metavar="PATH", help="output: .jsonl, .json, .parquet, or a folder (Arrow)"
         )
-        c.add_argument("--stage", choices=STAGE_CHOICES, default="sft", help="target format (default: sft)")
+        c.add_argument("--stage", choices=stages, default="sft", help="target format (default: sft)")
         c.add_argument("--rejects", metavar="PATH", help="--on-error skip: write rejected rows here")
         self._data_flags(c, ("formatting", "dataset_dir", "on_error", "max_samples", "preprocessing_num_workers"))
 
@@ -121,7 +128,7 @@ class DataCommand(Command):
         ):
             p = subs.add_parser(name, help=text, formatter_class=argparse.RawDescriptionHelpFormatter)
             p.add_argument("config", nargs="?", help="YAML/JSON argument file (e.g. the one for `openmind train`)")
-            p.add_argument("--stage", choices=STAGE_CHOICES, help="training stage (default: sft)")
+            p.add_argument("--stage", choices=stages, help="training stage (default: sft)")
             p.add_argument("--json", action="store_true", help="machine-readable output")
             if name == "preview":
                 p.add_argument("-n", "--num", type=int, default=3, help="samples to show (default: 3)")

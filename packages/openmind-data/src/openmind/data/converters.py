@@ -200,6 +200,9 @@ class Converter:
             self.plugin = spec.load()
             self.plugin_columns = tuple(spec.columns)
             self.inner = Converter(Mapping(spec.produces, {}, dict(mapping.tags), mapping.ranking), target)
+        #: per-row lookups computed once (the mapping does not change while rows are converted)
+        self._required: list[tuple[str, str]] | None = None
+        self._roles: dict[Any, tuple[str, str, dict[Any, str]]] = {}
 
     def required_columns(self) -> list[tuple[str, str]]:
         """(standard key, source column) pairs a row must provide."""
@@ -230,7 +233,9 @@ class Converter:
     # ---- entry point ------------------------------------------------------------------
     def __call__(self, row: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
         problems: list[Problem] = []
-        for _, col in self.required_columns():
+        if self._required is None:
+            self._required = self.required_columns()
+        for _, col in self._required:
             if row.get(col) is None:
                 problems.append(Problem(col, "missing"))
         if problems:
@@ -375,16 +380,19 @@ class Converter:
         style = None
         if self.fmt == "preference" and raw and isinstance(raw[0], dict) and "from" in raw[0]:
             style = "sharegpt"  # preference prompts may be written either way
-        role_tag, content_tag = m.tag("role_tag", style), m.tag("content_tag", style)
-        roles = {
-            m.tag("user_tag", style): "user",
-            m.tag("assistant_tag", style): "assistant",
-            m.tag("observation_tag", style): "tool",
-            m.tag("system_tag", style): "system",
-            m.tag("function_tag", style): "function_call",
-        }
-        if self.fmt in ("openai", "sft", "preference") and style is None:  # standard role names are always accepted
-            roles.update({r: r for r in ("system", "user", "assistant", "tool")})
+        cached = self._roles.get(style)
+        if cached is None:
+            roles = {
+                m.tag("user_tag", style): "user",
+                m.tag("assistant_tag", style): "assistant",
+                m.tag("observation_tag", style): "tool",
+                m.tag("system_tag", style): "system",
+                m.tag("function_tag", style): "function_call",
+            }
+            if self.fmt in ("openai", "sft", "preference") and style is None:  # standard role names always work
+                roles.update({r: r for r in ("system", "user", "assistant", "tool")})
+            cached = self._roles[style] = (m.tag("role_tag", style), m.tag("content_tag", style), roles)
+        role_tag, content_tag, roles = cached
         out: list[dict[str, Any]] = []
         problems: list[Problem] = []
         for i, item in enumerate(raw):

@@ -64,6 +64,26 @@ STAGE_FORMAT = {
 PAIR_STAGES = ("dpo", "rm", "orpo", "simpo")
 
 
+def stage_formats(registry: Any = None) -> dict[str, str]:
+    """Training stage -> the standard format its rows must have: the built-in table plus every
+    registered :class:`~openmind.core.specs.DatasetSpec` whose format openmind-data checks (a
+    plugin's training task gets a stage here by registering ``DatasetSpec(name=FORMAT, task=STAGE)``),
+    each task's aliases included. Registered stages come first, in registry order."""
+    if registry is None:
+        from openmind.core.plugins import get_registry
+
+        registry = get_registry()
+    out: dict[str, str] = {}
+    aliases = {task.name: task.aliases for task in registry.tasks()}
+    for spec in registry.all("dataset"):
+        if spec.name in FORMATS:
+            for stage in (spec.task, *aliases.get(spec.task, ())):
+                out.setdefault(stage, spec.name)
+    for stage, fmt in STAGE_FORMAT.items():
+        out.setdefault(stage, fmt)
+    return out
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with a row: ``field`` (e.g. ``messages[2].role``) and a ``reason``."""

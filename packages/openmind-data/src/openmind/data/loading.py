@@ -10,6 +10,7 @@ file. Nothing is dropped silently: :class:`Report` keeps the totals.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import sys
@@ -21,10 +22,8 @@ from typing import Any
 from openmind.data import catalog, readers
 from openmind.data.converters import Converter, Mapping, detect
 from openmind.data.errors import D_BAD_LINE, D_BAD_ROW, D_COLUMN, D_EMPTY, D_FORMAT, D_STAGE
-from openmind.data.formats import MEDIA, PAIR_STAGES, STAGE_FORMAT, Problem, check_row, features
+from openmind.data.formats import MEDIA, PAIR_STAGES, Problem, check_row, features, stage_formats
 from openmind.data.workers import can_fork, map_batches
-
-STAGES = tuple(STAGE_FORMAT)
 
 
 @dataclass
@@ -138,7 +137,28 @@ def _located(path: str):
         ) from None
 
 
-def _convert_batch(
+@contextlib.contextmanager
+def _gc_paused():
+    """The cyclic garbage collector off while one batch is converted (and tokenised): a batch
+    allocates ~100k short-lived containers (messages, token ids, labels) that reference counting
+    frees; the collections their allocation triggers would scan them, and every long-lived object
+    of the process, for nothing (~7% of the preparation time)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _convert_batch(batch: dict[str, list], indices: list[int], **kwargs: Any) -> Any:
+    """Convert, check (and with an ``encoder``, tokenise) one batch of source rows."""
+    with _gc_paused():
+        return _convert_rows(batch, indices, **kwargs)
+
+
+def _convert_rows(
     batch: dict[str, list],
     indices: list[int],
     *,
@@ -237,9 +257,10 @@ def _formatting(entry: catalog.DatasetEntry, source: readers.Source, data_args: 
 
 
 def _target(stage: str, mapping: Mapping, source: readers.Source) -> str:
-    if stage not in STAGE_FORMAT:
-        raise D_STAGE.error(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}")
-    target = STAGE_FORMAT[stage]
+    formats = stage_formats()
+    if stage not in formats:
+        raise D_STAGE.error(f"unknown stage {stage!r}; expected one of {', '.join(formats)}")
+    target = formats[stage]
     if target in ("preference", "pairwise") and mapping.formatting == "pretrain":
         raise D_STAGE.error(
             f"{source.path} holds plain text; stage {stage!r} needs chosen/rejected pairs", location=source.path

@@ -121,6 +121,10 @@ class MediaEncoder(Encoder):
         self.visual = visual_tokens(tokenizer, image_processor, config)
         self.model_type = str(config.get("model_type", ""))
         self._keys: list[str] | None = None
+        #: dtype of each array the image processor returns (an image-less row stores empty arrays of
+        #: the same dtype, so that text-only and image datasets concatenate: LLaMA-Factory's
+        #: `dataset: mllm_demo,identity,alpaca_en_demo`)
+        self._dtypes: dict[str, Any] = {}
 
     def output_columns(self) -> list[str]:
         return ["input_ids", "labels", *self.array_columns()]
@@ -131,6 +135,7 @@ class MediaEncoder(Encoder):
 
             probe = self.image_processor(images=[Image.new("RGB", (64, 64))], return_tensors="np")
             self._keys = [k for k in probe if k not in _SKIP_KEYS]
+            self._dtypes = {k: getattr(probe[k], "dtype", None) for k in self._keys}
         return [c for k in self._keys for c in (k, f"{k}_shape")]
 
     def _pixels(self, paths: list[str]) -> dict[str, Any]:
@@ -158,7 +163,8 @@ class MediaEncoder(Encoder):
             row_counts = self.visual.counts(outputs, len(paths)) if paths else []
             counts.append(row_counts)
             for key in self._keys or []:
-                value = np.asarray(outputs[key]) if key in outputs else np.zeros((0,), dtype=np.float32)
+                empty = np.zeros((0,), dtype=self._dtypes.get(key) or np.float32)
+                value = np.asarray(outputs[key]) if key in outputs else empty
                 arrays[key].append(value.reshape(-1))
                 arrays[f"{key}_shape"].append(np.asarray(value.shape, dtype=np.int64))
             queue = iter(row_counts)

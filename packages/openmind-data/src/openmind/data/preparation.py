@@ -217,6 +217,7 @@ def prepare(
         encoder = Encoder(tokenizer, template, stage=stage, **settings)
     if stage == "pt" and getattr(data_args, "packing", False):
         encoder.cutoff_len = 1 << 62  # long documents are split into chunks below, nothing is cut away
+    encoder.warm()  # once here, not once per worker process
     loaded = load(data_args, stage=stage, encoder=encoder)
     report = loaded.report
     if eval_names:

@@ -66,7 +66,7 @@ def resolve_media_model(
     OM-A004 (no model), OM-M001 (not found), OM-M301 (not a model of these kinds), OM-M102 (only
     pickle weights and ``allow_pickle`` off).
     """
-    from openmind.nlp.errors import M_PICKLE
+    from openmind.core.pipelines.errors import M_PICKLE
 
     if model is None or str(model) == "":
         raise A_MISSING.error("no model given", hint="Pass model=PATH (SDK) or --model PATH (CLI).", location="model")

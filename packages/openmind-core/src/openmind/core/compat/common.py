@@ -34,6 +34,51 @@ def _resume(value: Any) -> dict[str, Any]:
     )
 
 
+#: transformers' optimizers (``TrainingArguments.optim``) that need a package of their own:
+#: (name prefix, module transformers imports, pip distribution).
+OPTIMIZER_PACKAGES: tuple[tuple[str, str, str], ...] = (
+    ("galore_", "galore_torch", "galore-torch"),
+    ("apollo_", "apollo_torch", "apollo-torch"),
+    ("lomo", "lomo_optim", "lomo-optim"),
+    ("adalomo", "lomo_optim", "lomo-optim"),
+    ("grokadamw", "grokadamw", "grokadamw"),
+    ("schedule_free_", "schedulefree", "schedulefree"),
+    ("stable_adamw", "optimi", "torch-optimi"),
+    ("adamw_torch_4bit", "torchao", "torchao"),
+    ("adamw_torch_8bit", "torchao", "torchao"),
+    ("adamw_anyprecision", "torchdistx", "torchdistx"),
+    ("adamw_bnb_8bit", "bitsandbytes", "bitsandbytes"),
+    ("adamw_8bit", "bitsandbytes", "bitsandbytes"),
+    ("ademamix", "bitsandbytes", "bitsandbytes"),
+    ("lion_", "bitsandbytes", "bitsandbytes"),
+    ("paged_", "bitsandbytes", "bitsandbytes"),
+    ("rmsprop_bnb", "bitsandbytes", "bitsandbytes"),
+)
+
+
+def optimizer_problem(key: str, value: Any) -> str | None:
+    """Why the trainer key ``optim: value`` cannot run here (its optimizer's package is not installed),
+    or ``None``. Checked before any model is loaded: transformers would fail after loading it."""
+    if key != "optim" or not isinstance(value, str):
+        return None
+    import importlib.util
+
+    name = value.strip().lower()
+    for prefix, module, dist in OPTIMIZER_PACKAGES:
+        if name.startswith(prefix):
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found:
+                return (
+                    f"optim {value!r} (a transformers optimizer) needs the {dist!r} package, which is not installed: "
+                    f"pip install {dist} (or choose another optim, e.g. adamw_torch)"
+                )
+            return None
+    return None
+
+
 #: transformers TrainingArguments keys that openmind handles itself (the rest pass through).
 TRAINER_RULES = {
     "bf16": Map(None, _precision("bf16"), "openmind's mixed_precision"),

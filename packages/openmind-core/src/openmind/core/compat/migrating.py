@@ -170,6 +170,24 @@ def _dialect_section(name: str) -> list[str]:
     return lines
 
 
+def _llamafactory_examples() -> list[str]:
+    from openmind.core.compat.llamafactory_examples import OUTCOMES, markdown_rows
+
+    runs = sum(1 for outcome, _, _ in OUTCOMES.values() if outcome == "runs")
+    return [
+        "### LLaMA-Factory's example files",
+        "",
+        f"LLaMA-Factory 0.9.5's {len(OUTCOMES)} example YAML files, each run unchanged except for the model, "
+        "the output folder and tiny-run sizes (`openmind train FILE`, `openmind chat FILE` for `inference/`, "
+        f"`openmind export FILE` for `merge_lora/`; test: `test_llamafactory_examples.py`): {runs} run, the "
+        "others stop with the coded error below, at the `file:line` of the key named (or the field), saying "
+        "what to do instead, and write nothing.",
+        "",
+        markdown_table(["example", "in openmind", "what happens"], markdown_rows()),
+        "",
+    ]
+
+
 def _builtin_rows() -> list[list[str]]:
     from openmind.core.compat.openmind1 import BUILTIN_DATASETS
 
@@ -248,4 +266,5 @@ def markdown() -> str:
     ]
     for name in ("openmind1", "llamafactory"):
         lines += _dialect_section(name)
+    lines += _llamafactory_examples()
     return "\n".join(lines).rstrip() + "\n"

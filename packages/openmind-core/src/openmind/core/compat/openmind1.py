@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from openmind.core.compat.common import PASSTHROUGH, TRAINER_RULES, _truthy, drop_none
+from openmind.core.compat.common import PASSTHROUGH, TRAINER_RULES, _truthy, drop_none, optimizer_problem
 from openmind.core.compat.reference_keys import OPENMIND1
 from openmind.core.dialects import Dialect, Ignore, Map, Unsupported
 
@@ -177,4 +177,5 @@ DIALECT = Dialect(
     },
     unsupported_hint="openmind has no equivalent of this openMind 1.0 option; remove the key",
     finalize=_finalize,
+    check_passthrough=optimizer_problem,
 )

@@ -11,6 +11,7 @@ fills the plan's data steps (:meth:`TrainerWrapper.data_step`, :meth:`TrainerWra
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from openmind.core import args as A
-from openmind.core.errors import A_BAD_FILE, A_BAD_VALUE, A_MISSING
+from openmind.core.errors import A_BAD_FILE, A_BAD_VALUE, A_MISSING, OpenMindError
 from openmind.core.logs import logger
 from openmind.core.training.contract import FrameworkTrainer, PreparedData, TrainPlan
 from openmind.core.training.errors import (
@@ -156,7 +157,16 @@ class TrainerWrapper:
             if saved is None:
                 raise A_BAD_FILE.error(f"{str(config)!r} is a folder without {A.ARGS_FILE}", location=str(config))
             base, config = {**saved, **(base or {})}, None
-        return A.parse(cls.groups, config=config, overrides=overrides, base=base)
+        return A.parse(cls.all_groups(), config=config, overrides=overrides, base=base)
+
+    @classmethod
+    def all_groups(cls) -> tuple[str, ...]:
+        """:attr:`groups` plus the registered argument groups of the ``train`` verb (a backend
+        plugin's own flags, e.g. ``mindspeed``): the SDK takes the same keys as ``openmind train``."""
+        from openmind.core.plugins import get_registry
+
+        names = [g.name for g in get_registry().argument_groups_for("train")]
+        return cls.groups + tuple(n for n in names if n not in cls.groups)
 
     @classmethod
     def prepare(cls, config: str | os.PathLike | dict | None = None, **overrides: Any) -> TrainerWrapper:
@@ -224,6 +234,13 @@ class TrainerWrapper:
                 f"node_rank must be in 0..{training.nnodes - 1} (nnodes={training.nnodes}), not {training.node_rank}",
                 location="node_rank",
             )
+        from openmind.core.compat.common import optimizer_problem
+        from openmind.core.errors import X_MISSING
+
+        for key, value in (getattr(training, "trainer_args", None) or {}).items():
+            problem = optimizer_problem(key, value)
+            if problem:  # transformers would raise ImportError only after the model is loaded
+                raise X_MISSING.error(f"trainer_args: {problem}", location=f"trainer_args.{key}")
         if args.data.cutoff_len < 2:
             raise A_BAD_VALUE.error(f"cutoff_len must be >= 2, not {args.data.cutoff_len}", location="cutoff_len")
         ft = args.finetuning
@@ -267,9 +284,23 @@ class TrainerWrapper:
 
     def check(self) -> None:
         """Everything that can fail before the first step: arguments, model, data, template."""
-        self.validate()
-        self.save_args()
-        self.trainer.check()
+        with self.located():
+            self.validate()
+            self.save_args()
+            self.trainer.check()
+
+    @contextlib.contextmanager
+    def located(self):
+        """An error located at a field the config file set names that file's line too
+        (``at: run.yaml:12 (deepspeed)``), whichever step raised it."""
+        try:
+            yield
+        except OpenMindError as exc:
+            where = getattr(self.args, "where", None) or {}
+            field = exc.location
+            if isinstance(field, str) and field in where and not field.startswith(where[field]):
+                exc.location = f"{where[field]} ({field})"
+            raise
 
     def save_args(self) -> Path | None:
         if not is_main_process():
@@ -277,16 +308,52 @@ class TrainerWrapper:
         return A.save(self.args, self.args.training.output_dir)
 
     def train(self) -> TrainResult:
+        with self.located():
+            return self._train()
+
+    def _train(self) -> TrainResult:
         self.validate()
         logger.info("training %s with %s", self.stage, self.reason)
         if self.args.training.resume and (Path(self.args.training.output_dir) / A.ARGS_FILE).is_file():
             # a resume that fails while loading (model, data, checkpoint) leaves the run folder as it was
             self.trainer.check()
+        out = Path(self.args.training.output_dir)
+        existed = out.is_dir()
+        before = set(out.iterdir()) if existed else set()
         self.save_args()
-        result = self.trainer.train()
+        try:
+            result = self.trainer.train()
+        except BaseException:
+            if not is_worker_process():
+                _undo_failed_start(out, existed, before)
+            raise
         if is_main_process():
             print(f"training done: {result.output_dir} (final loss {result.final_loss})", file=sys.stderr)
         return result
+
+
+#: what a run writes to its folder before loading anything (save_args)
+_SETUP_FILES = (A.ARGS_FILE, "openmind_template.txt")
+
+
+def _undo_failed_start(out: Path, existed: bool, before: set[Path]) -> None:
+    """A run that fails before its first checkpoint (a setup error raised while loading) leaves the
+    run folder as it found it: what it wrote there (openmind_args.yaml, ...) is removed, and the folder
+    itself when this run created it. A run that got further (a checkpoint, logs) keeps its folder."""
+
+    try:
+        new = [p for p in out.iterdir() if p not in before]
+    except OSError:
+        return
+    if any(p.name not in _SETUP_FILES or not p.is_file() for p in new):
+        return  # it got further (data, logs, checkpoints): keep what it wrote
+    for path in new:
+        path.unlink(missing_ok=True)
+    if not existed:
+        try:
+            out.rmdir()
+        except OSError:
+            pass
 
 
 def check_output_dir(out: Path) -> None:

@@ -10,12 +10,12 @@ from typing import Any, ClassVar
 
 from openmind.core.api import select
 from openmind.core.logs import logger
+from openmind.core.pipelines.base import LoadOptions, Pipeline
+from openmind.core.pipelines.errors import I_BAD_PARAM
 from openmind.core.pipelines.wrapper import check_return_format
 from openmind.core.plugins import attributed
 from openmind.mm.folders import resolve_media_model
 from openmind.mm.media import is_image_like, load_audio, load_image
-from openmind.nlp.errors import I_BAD_PARAM
-from openmind.nlp.pipelines.base import LoadOptions, Pipeline
 from openmind.nlp.pipelines.wrapper import PipelineWrapper
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from openmind.core.pipelines.errors import I_BAD_PARAM
 from openmind.mm.pipelines.base import MediaWrapper
-from openmind.nlp.errors import I_BAD_PARAM
 
 
 def _labels(value: Any, task: str) -> None:

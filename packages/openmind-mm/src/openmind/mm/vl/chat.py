@@ -23,12 +23,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from openmind.core.errors import I_BAD_INPUT
+from openmind.core.pipelines.wrapper import type_name
 from openmind.mm.vl.inputs import VLPrompt, render_vl_prompt
 from openmind.mm.vl.messages import MediaLimits
 from openmind.nlp.pipelines.base import GenerationParams
 from openmind.nlp.pipelines.chat import ChatPipeline, ChatSession
 from openmind.nlp.pipelines.generative import GenerativeWrapper
-from openmind.nlp.pipelines.wrapper import type_name
 
 
 class VLChatPipeline(ChatPipeline):
@@ -59,10 +59,12 @@ class VLChatPipeline(ChatPipeline):
 
     def configure(self, **options: Any) -> GenerationParams:
         params = GenerativeWrapper.configure(self, **options)
-        from openmind.nlp.errors import I_BAD_PARAM
+        from openmind.core.pipelines.errors import I_BAD_PARAM
 
         # the prompt is the processor's own chat template: nothing else is rendered for VL folders
-        for name in ("template", "model_group", "tools"):
+        if getattr(self, "template", None):
+            self._check_named_template(self.template)
+        for name in ("model_group", "tools"):
             if getattr(self, name, None):
                 raise I_BAD_PARAM.error(
                     f"{name}={getattr(self, name)!r}: a vision-language model is prompted through its processor's "
@@ -72,6 +74,46 @@ class VLChatPipeline(ChatPipeline):
                 )
         self.chat_template = None
         return params
+
+    #: text-only conversations a named ``template`` must render exactly like the processor's
+    PROBES = (
+        [{"role": "user", "content": "Hi"}],
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}],
+        [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello!"},
+            {"role": "user", "content": "2+2?"},
+        ],
+    )
+
+    def _check_named_template(self, name: str) -> None:
+        """A ``template`` named for a VL folder (LLaMA-Factory's ``template: qwen3_vl_nothink``) is
+        accepted when it renders text conversations exactly as the model's own chat template does
+        (the prompt then stays the processor's, images included); otherwise OM-I102 says where they
+        differ. The processor's template is what the model was trained with."""
+        from openmind.core.logs import logger
+        from openmind.core.pipelines.errors import I_BAD_PARAM
+        from openmind.nlp.templates.resolve import load_template
+
+        fix = "Leave `template` out: a vision-language model is prompted through its processor's own chat template."
+        try:
+            named = load_template(str(name))
+        except Exception as exc:  # unknown name: the coded error of the template registry, at this field
+            raise I_BAD_PARAM.error(f"template={name!r}: {exc}", location="template", hint=fix) from None
+        for probe in self.PROBES:
+            own = render_vl_prompt(self.processor, [dict(m) for m in probe], None).text
+            theirs = named.render([dict(m) for m in probe], add_generation_prompt=True)
+            if own != theirs:
+                at = next((i for i, (a, b) in enumerate(zip(own, theirs)) if a != b), min(len(own), len(theirs)))
+                raise I_BAD_PARAM.error(
+                    f"template={name!r} renders text differently from this vision-language model's own chat "
+                    f"template (first difference at character {at}: {theirs[at : at + 30]!r} vs the model's "
+                    f"{own[at : at + 30]!r})",
+                    location="template",
+                    hint=fix,
+                )
+        logger.info("template %r: the same prompt as the model's own chat template, which is used", name)
+        self.template = None
 
     def stop_words(self) -> tuple[str, ...]:
         return ()

@@ -7,7 +7,7 @@ Trained: everything the assistant writes after ``<|im_start|>assistant\\n`` up t
 
 from __future__ import annotations
 
-from openmind.nlp.templates.native import FastMiss, NativeTemplate, Pieces, tojson
+from openmind.nlp.templates.native import FastMiss, NativeTemplate, Pieces, around, tojson
 
 IM_START, IM_END = "<|im_start|>", "<|im_end|>"
 
@@ -21,6 +21,8 @@ HEADERS = {role: IM_START + role + "\n" for role in ("system", "user", "assistan
 #: the same without ``tool`` (templates that render tool turns their own way)
 TEXT_HEADERS = {role: HEADERS[role] for role in ("system", "user", "assistant")}
 END = IM_END + "\n"
+#: what follows every ChatML content
+ENDS = dict.fromkeys(HEADERS, END)
 
 
 def _turns(messages, headers=HEADERS) -> str:
@@ -52,12 +54,11 @@ class ChatMLTemplate(NativeTemplate):
             pieces.append((IM_START + "assistant\n", False))
         return pieces
 
-    def fast(self, messages, add_generation_prompt, options) -> str:
-        text = self.bos
-        if self.default_system and messages[0]["role"] != "system":
-            text += turn("system", self.default_system)
-        text += _turns(messages)
-        return text + HEADERS["assistant"] if add_generation_prompt else text
+    def layout(self, roles, add_generation_prompt) -> list[str]:
+        head = self.bos
+        if self.default_system and roles[0] != "system":
+            head += turn("system", self.default_system)
+        return around(roles, HEADERS, ENDS, head, HEADERS["assistant"] if add_generation_prompt else "")
 
 
 class Qwen2Template(ChatMLTemplate):
@@ -87,11 +88,13 @@ class InternLM2Template(ChatMLTemplate):
             pieces.append(("</s>", False))
         return pieces
 
-    def fast(self, messages, add_generation_prompt, options) -> str:
-        text = ("<s>" if messages[0]["role"] in ("user", "system") else "") + _turns(messages)
+    def layout(self, roles, add_generation_prompt) -> list[str]:
+        head = "<s>" if roles[0] in ("user", "system") else ""
         if add_generation_prompt:
-            return text + HEADERS["assistant"]
-        return text + "</s>" if messages[-1]["role"] == "assistant" else text
+            tail = HEADERS["assistant"]
+        else:
+            tail = "</s>" if roles[-1] == "assistant" else ""
+        return around(roles, HEADERS, ENDS, head, tail)
 
 
 TOOLS_INTRO = (
@@ -258,12 +261,10 @@ class Yi15Template(NativeTemplate):
                 pieces += [(m["content"] + IM_END, True), ("\n", False)]
         return pieces
 
-    def fast(self, messages, add_generation_prompt, options) -> str:
-        text = ""
-        if messages[0]["role"] == "system":
-            text = "" + messages[0]["content"]
-            messages = messages[1:]
-        return text + "".join([YI15_BEFORE[m["role"]] + m["content"] + YI15_AFTER[m["role"]] for m in messages])
+    def layout(self, roles, add_generation_prompt) -> list[str]:
+        if roles[0] == "system":  # its text, as is, then the rest (where a system role misses the tables)
+            return ["", *around(roles[1:], YI15_BEFORE, YI15_AFTER)]
+        return around(roles, YI15_BEFORE, YI15_AFTER)
 
 
 class Qwen3VLTextTemplate(ChatMLTemplate):

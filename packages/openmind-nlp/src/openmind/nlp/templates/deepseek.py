@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from openmind.nlp.templates.native import FastMiss, NativeTemplate, Pieces
+from openmind.nlp.templates.native import FastMiss, NativeTemplate, Pieces, around
 
 
 class DeepSeekTemplate(NativeTemplate):
@@ -15,7 +15,7 @@ class DeepSeekTemplate(NativeTemplate):
     name = "deepseek"
     bos, eos = "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"
     roles = ("system", "user", "assistant")
-    #: role -> what comes before and after its content (the fast path's table; ``build`` cuts the
+    #: role -> what comes before and after its content (the layout's table; ``build`` cuts the
     #: assistant's "Assistant: " after the colon, where training starts)
     _before = {"system": "", "user": "User: ", "assistant": "Assistant: "}
     _after = {"system": "\n\n", "user": "\n\n", "assistant": eos}
@@ -33,10 +33,8 @@ class DeepSeekTemplate(NativeTemplate):
             pieces.append(("Assistant:", False))
         return pieces
 
-    def fast(self, messages, add_generation_prompt, options) -> str:
-        before, after = self._before, self._after
-        text = self.bos + "".join([before[m["role"]] + m["content"] + after[m["role"]] for m in messages])
-        return text + "Assistant:" if add_generation_prompt else text
+    def layout(self, roles, add_generation_prompt) -> list[str]:
+        return around(roles, self._before, self._after, self.bos, "Assistant:" if add_generation_prompt else "")
 
 
 class DeepSeekR1Template(NativeTemplate):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from openmind.nlp.templates.native import FastMiss, NativeTemplate, Pieces, alternates, tojson
+from openmind.nlp.templates.native import FastMiss, NativeTemplate, Pieces, alternates, around, tojson
 
 
 class MistralTemplate(NativeTemplate):
@@ -216,6 +216,5 @@ class MistralV7Template(NativeTemplate):
             pieces.append((before[role] + m["content"] + after[role], role == "assistant"))
         return pieces
 
-    def fast(self, messages, add_generation_prompt, options) -> str:
-        before, after = self._before, self._after
-        return self.bos + "".join([before[m["role"]] + m["content"] + after[m["role"]] for m in messages])
+    def layout(self, roles, add_generation_prompt) -> list[str]:
+        return around(roles, self._before, self._after, self.bos)

@@ -45,6 +45,18 @@ def alternates(roles: list[str]) -> bool:
     return users.count("user") == len(users) and answers.count("assistant") == len(answers)
 
 
+def around(roles, before: dict, after: dict, head: str = "", tail: str = "") -> list[str]:
+    """The ``len(roles) + 1`` texts around the contents of messages with ``roles`` when each message
+    is ``before[role] + content + after[role]``, after ``head`` and followed by ``tail`` (a
+    :attr:`NativeTemplate.layout`); an unknown role is a ``KeyError``."""
+    texts = [head]
+    for role in roles:
+        texts[-1] += before[role]
+        texts.append(after[role])
+    texts[-1] += tail
+    return texts
+
+
 class NativeTemplate(Template):
     """Base of the Python renderers. Subclasses implement :meth:`build`."""
 
@@ -61,12 +73,38 @@ class NativeTemplate(Template):
     #: then renders or refuses with the coded error. Rendering with Jinja costs 10-20 us even for
     #: the smallest templates: the per-message work here has to stay a dict lookup and a concat.
     fast = None
+    #: optional ``layout(roles, add_generation_prompt) -> list[str]``, for families whose render is
+    #: every message's content, as written, between texts that depend on the roles alone: the
+    #: ``len(roles) + 1`` texts around the contents (:func:`around` builds them from per-role
+    #: tables). :meth:`render` caches them per role sequence, so a conversation costs two C-level
+    #: passes over the messages (roles, contents) and one join, with no Python code per message.
+    #: It raises :class:`FastMiss` (or a ``KeyError`` in its tables) for role sequences it does not
+    #: cover, which then take :attr:`fast` or the full path. Only for families whose text reads no
+    #: options and no message keys besides ``role`` and ``content``; a subclass that redefines
+    #: :meth:`build` without redefining ``layout`` does not inherit it.
+    layout = None
+    #: the layout holds only when the first message's content is not empty: otherwise the call goes
+    #: to :attr:`fast` (the content-dependent special case of a family, e.g. Phi-3.5 leaving out an
+    #: empty system message; its layout refuses a system message anywhere else)
+    layout_needs_first_content = False
+    #: the cached layouts of this instance, ``({roles: texts}, {roles: texts})`` with and without
+    #: the generation prompt, the texts at the even places of a list whose odd places the
+    #: contents fill (``None`` without a layout)
+    _layouts: tuple[dict, dict] | None = None
+    #: at most this many role sequences are cached per instance (then the cache starts over)
+    layout_cache_size = 512
     #: ``roles`` as a set, for :meth:`check` (kept in step by ``__init_subclass__``)
     _role_set: frozenset[str] = frozenset(roles)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._role_set = frozenset(cls.roles)
+        if "build" in cls.__dict__ and "layout" not in cls.__dict__:
+            cls.layout = None  # a new build() renders its own way: an inherited layout would not match it
+
+    def __init__(self) -> None:
+        if self.layout is not None:
+            self._layouts = ({}, {})
 
     @abc.abstractmethod
     def build(
@@ -84,6 +122,20 @@ class NativeTemplate(Template):
         **options: Any,
     ) -> str:
         """The prompt string. ``options`` are family switches (e.g. ``enable_thinking`` for Qwen3)."""
+        layouts = self._layouts
+        if layouts is not None and tools is None and messages.__class__ is list:
+            try:  # the layout path (see ``layout``); any miss or bad input goes on to fast / full
+                roles = tuple(map(_ROLE, messages))
+                cache = layouts[not add_generation_prompt]
+                out = cache.get(roles)
+                if out is None:
+                    out = self._new_layout(cache, roles, bool(add_generation_prompt))
+                out = out[:]
+                out[1::2] = map(_CONTENT, messages)
+                if out[1] or not self.layout_needs_first_content:
+                    return "".join(out)  # a TypeError for non-text content
+            except _FAST_MISS:
+                pass
         fast = self.fast
         if fast is not None and tools is None and messages.__class__ is list and messages:
             try:
@@ -91,6 +143,17 @@ class NativeTemplate(Template):
             except _FAST_MISS:
                 pass
         return "".join([text for text, _ in self._pieces(messages, tools, add_generation_prompt, options)])
+
+    def _new_layout(self, cache: dict, roles: tuple, add_generation_prompt: bool) -> list:
+        if not roles:
+            raise FastMiss
+        texts = self.layout(roles, add_generation_prompt)
+        out = [None] * (2 * len(roles) + 1)
+        out[0::2] = texts  # a ValueError (a bug, not a miss) unless len(roles) + 1 texts
+        if len(cache) >= self.layout_cache_size:
+            cache.clear()
+        cache[roles] = out
+        return out
 
     def segments(self, messages: list[Message], *, tools: list[dict] | None = None, **options: Any) -> Pieces:
         merged: Pieces = []

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from openmind.nlp.templates.native import NativeTemplate, Pieces
+from openmind.nlp.templates.native import FastMiss, NativeTemplate, Pieces, around
 
 #: role -> the header before its content (every Phi-3 turn ends ``<|end|>\n``)
 PHI3_HEADERS = {"system": "<|system|>\n", "user": "<|user|>\n", "assistant": "<|assistant|>\n"}
 #: role -> (before, after) its content in Phi-4's format
 PHI4_BEFORE = {"system": "<|im_start|>system<|im_sep|>", "user": "<|im_start|>user<|im_sep|>", "assistant": ""}
 PHI4_AFTER = {"system": "<|im_end|>", "user": "<|im_end|><|im_start|>assistant<|im_sep|>", "assistant": "<|im_end|>"}
+#: what follows every Phi-3 content
+PHI3_AFTER = dict.fromkeys(PHI3_HEADERS, "<|end|>\n")
 
 
 class Phi3Template(NativeTemplate):
@@ -32,6 +34,16 @@ class Phi3Template(NativeTemplate):
                 pieces.append((PHI3_HEADERS[role] + content + "<|end|>\n", False))
         pieces.append((PHI3_HEADERS["assistant"], False) if add_generation_prompt else (self.eos, False))
         return pieces
+
+    #: an empty system message is left out (``fast`` renders it): the layout takes a system message
+    #: only first, and only with text
+    layout_needs_first_content = True
+
+    def layout(self, roles, add_generation_prompt) -> list[str]:
+        if "system" in roles[1:]:
+            raise FastMiss
+        tail = PHI3_HEADERS["assistant"] if add_generation_prompt else self.eos
+        return around(roles, PHI3_HEADERS, PHI3_AFTER, tail=tail)
 
     def fast(self, messages, add_generation_prompt, options) -> str:
         h = PHI3_HEADERS
@@ -60,9 +72,8 @@ class Phi4Template(NativeTemplate):
             pieces.append((PHI4_BEFORE[role] + m["content"] + PHI4_AFTER[role], role == "assistant"))
         return pieces
 
-    def fast(self, messages, add_generation_prompt, options) -> str:
-        before, after = PHI4_BEFORE, PHI4_AFTER
-        return "".join([before[m["role"]] + m["content"] + after[m["role"]] for m in messages])
+    def layout(self, roles, add_generation_prompt) -> list[str]:
+        return around(roles, PHI4_BEFORE, PHI4_AFTER)
 
 
 class Phi3MiniTemplate(Phi3Template):
@@ -82,7 +93,9 @@ class Phi3MiniTemplate(Phi3Template):
         pieces.append((PHI3_HEADERS["assistant"], False) if add_generation_prompt else (self.eos, False))
         return pieces
 
-    def fast(self, messages, add_generation_prompt, options) -> str:
-        h = PHI3_HEADERS
-        text = "<|end|>\n".join([h[m["role"]] + m["content"] for m in messages]) + "<|end|>\n"
-        return text + (h["assistant"] if add_generation_prompt else self.eos)
+    def layout(self, roles, add_generation_prompt) -> list[str]:  # an empty system message is kept
+        tail = PHI3_HEADERS["assistant"] if add_generation_prompt else self.eos
+        return around(roles, PHI3_HEADERS, PHI3_AFTER, tail=tail)
+
+    layout_needs_first_content = False
+    fast = None

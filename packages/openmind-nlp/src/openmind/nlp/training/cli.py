@@ -76,18 +76,26 @@ def _stop_with_launcher() -> None:
 
 class ExportCommand(Command):
     groups = ("model", "export")
-    takes_config = False
+    takes_config = True
     description = (
         "Export a model: merge a LoRA adapter (or a LoRA training run folder) into its base model and write "
         "sharded safetensors with the tokenizer and chat template; --push ID uploads the result to a hub.\n\n"
-        "A full fine-tuning run folder passed as --model is exported as is (re-sharded, dtype converted)."
+        "A full fine-tuning run folder passed as --model is exported as is (re-sharded, dtype converted).\n\n"
+        "CONFIG is a YAML/JSON file of arguments (LLaMA-Factory's merge_lora files and openMind 1.0's export "
+        "files are read through their dialects); a folder given instead is the model to export (--model)."
     )
     epilog = """examples:
   openmind export --model ./base --adapter runs/lora --out ./merged
   openmind export --adapter runs/lora --out ./merged          (base model read from the run's arguments)
-  openmind export --model ./base --adapter runs/lora --out ./merged --push hf::me/merged"""
+  openmind export --model ./base --adapter runs/lora --out ./merged --push hf::me/merged
+  openmind export examples/merge_lora/qwen3_lora_sft.yaml     (LLaMA-Factory's merge file, export_dir -> out)"""
 
     def run(self, args: argparse.Namespace) -> int:
+        if args.config is not None and os.path.isdir(args.config):
+            # a folder is the model to export (a run folder's saved arguments are its training's, not an export's)
+            if args.model is None:
+                args.model = args.config
+            args.config = None
         ns = self.resolve(args)
         run_export(ns)
         return 0

@@ -435,20 +435,22 @@ class KTOTrainer(_TrlStage):
 
     stage = "kto"
 
+    def _check_arguments(self) -> None:
+        super()._check_arguments()
+        # before the data and the model are loaded
+        if self.args.training.per_device_train_batch_size < 2:
+            raise T_BAD_SETUP.error(
+                "kto estimates its KL term from mismatched pairs within a batch: it needs "
+                "per_device_train_batch_size >= 2",
+                location="per_device_train_batch_size",
+            )
+
     def build_trainer(self) -> Any:
         from trl import KTOConfig
 
         from openmind.pt.training.hf import kto_trainer_class
 
         ft = self.args.finetuning
-        if self.args.training.per_device_train_batch_size < 2:
-            from openmind.core.training.errors import T_BAD_SETUP
-
-            raise T_BAD_SETUP.error(
-                "kto estimates its KL term from mismatched pairs within a batch: it needs "
-                "per_device_train_batch_size >= 2",
-                location="per_device_train_batch_size",
-            )
         config = self.training_arguments(
             KTOConfig,
             beta=ft.pref_beta,
