@@ -73,6 +73,7 @@ DEFAULT_SESSIONS = [
     "webui",
     "distributed",
     "distributed_ms",
+    "agents",
 ]
 #: `.ci/run` runs the same sessions in two lanes side by side (`OPENMIND_CI_LANE=1 nox` and
 #: `OPENMIND_CI_LANE=2 nox`): most sessions spend much of their time installing and in
@@ -86,6 +87,7 @@ CI_LANE_1 = [
     "tests(package='data')",
     "wheels",
     "distributed",
+    "agents",
 ]
 _lane = os.environ.get("OPENMIND_CI_LANE", "").strip()
 if _lane == "1":
@@ -391,7 +393,7 @@ def distributed_ms(session: nox.Session) -> None:
 def agents(session: nox.Session) -> None:
     """The agent loop end to end: a tiny model fine-tuned in the test to write Hermes tool calls,
     then the openai client and LangChain's ``bind_tools`` loop against the server (minutes of
-    training on one core, so kept out of tests(framework='pt'))."""
+    training on one core, so a session of its own; in the default set, CI lane 2)."""
     names, extra = PACKAGES["pt"]
     install(session, names, [*extra, "langchain-openai"])
     run_pytest(session, f"{pkg('pt')}/tests_agents")

@@ -67,7 +67,46 @@ def run_openmind(data_dir: str, model_dir: str, out_dir: str, packing: bool) -> 
         "tokens": result.tokens,
         "final_loss": result.final_loss,
         "steps": result.global_step,
+        "shapes": _openmind_shapes(data_dir, model_dir, out_dir, packing),
     }
+
+
+def _openmind_shapes(data_dir: str, model_dir: str, out_dir: str, packing: bool) -> dict:
+    """Per-token means of openmind's own prepared (packed) training set, for the matmul floor:
+    the share of positions whose logits are trained (a label follows), and the causal attention
+    pairs per token (``s (s + 1) / 2`` per sample of ``s`` tokens, samples packed apart)."""
+    from transformers import AutoTokenizer
+
+    from openmind.nlp.templates import resolve_template
+    from openmind.nlp.training.base import SFTWrapper
+    from openmind.pt.training.data import build_datasets
+
+    h = HPARAMS
+    ns = SFTWrapper.resolve(
+        None,
+        dict(
+            model=model_dir,
+            dataset=[str(Path(data_dir) / "rows.jsonl")],
+            template="llama2",
+            packing=packing,
+            cutoff_len=h["cutoff_len"],
+            data_cache_dir=str(Path(out_dir) / "cache"),
+        ),
+    )
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    template = resolve_template("llama2", model_dir=model_dir, tokenizer=tok)
+    train = build_datasets(ns, tok, template, "sft", quiet=True).train
+    tokens = trained = pairs = 0
+    for row in train:
+        labels, n = row["labels"], len(row["input_ids"])
+        pos = row.get("position_ids") or list(range(n))
+        starts = [i for i, p in enumerate(pos) if p == 0] + [n]
+        first = set(starts)
+        # a position is projected to the vocabulary when the next label is trained (not a sample's first)
+        trained += sum(1 for i in range(1, n) if labels[i] != -100 and i not in first)
+        pairs += sum((b - a) * (b - a + 1) // 2 for a, b in zip(starts, starts[1:]))
+        tokens += n
+    return {"trained_per_token": trained / tokens, "attention_pairs_per_token": pairs / tokens}
 
 
 def run_llamafactory(data_dir: str, model_dir: str, out_dir: str, packing: bool) -> dict:

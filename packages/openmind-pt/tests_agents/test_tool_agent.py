@@ -3,31 +3,43 @@ calls for two tools (``get_weather(city)``, ``add(a, b)``) and to answer from th
 then served (``openmind deploy``'s app on a real uvicorn server):
 
 * first, held-out exact match >= 0.9 on BOTH steps (the call; the answer after the tool result),
-  through the chat pipeline -- so a failure below is the server's or the client's, not luck;
+  through the chat pipeline -- the server fixture checks it first, so a failure below is the
+  server's or the client's, not luck;
 * the ``openai`` client gets parsed ``tool_calls`` (ids, JSON-string arguments), streaming and not;
 * LangChain's ``ChatOpenAI(...).bind_tools(...)`` runs the two-step loop (call -> tool result ->
   final answer) to the expected final answer.
 
 The model: a random tiny Llama (hidden 96, 2 layers) with the real Llama-2 tokenizer, the
 template's special strings as plain text. Training data is encoded by openmind's own ``qwen2.5``
-template (``Template.encode``: the ids and label masks SFT uses), so the model learns exactly the
-prompt the server renders. Why not ``openmind.train``: every row starts with the same ~280-token
-tool system prompt and the 32k-vocabulary head dominates the step: 6.8 s a step (batch 16) on
-this loaded machine, ~30 min for 300 steps (the last session's attempt never finished). The loop below computes the same loss (checked against
-transformers' own ``labels=`` loss on the first batch) with the shared prompt prefix encoded once
-per batch and the head applied only where labels are (~0.3 s a step at hidden 64, batch 16, on
-one core). NOT PASSING YET (so not in the default nox set). Measured here, batch 16, cosine schedule:
-the loss reaches ~0.2 within ~100 steps (the format and the tool choice are learnt) and sits there
-while the values (city, numbers, the tool's result) are not copied yet:
-hidden 64 / lr 5e-3: still 0.20 at step 150; hidden 96 / lr 5e-3 / 300 steps: the loss fell to 0.13
-only once the learning rate had decayed (steps 200-300), held-out exact match 0.03 (call) / 0.33
-(answer); 400 steps at lr 5e-3, or 8 heads at lr 1e-2: 0.19 at the end; lr 1e-3 / 300 steps:
-0.23; lr 2e-3 / 300 steps (hidden 96): the copy is learnt from step ~180 (0.13 at 200, 0.09 at 250,
-final 0.089), held-out exact match 0.45 (call) / 0.575 (answer), and both clients then got parsed
-tool calls with a wrong city. Set here: lr 2e-3 for 500 steps: final loss 0.036 (310 s), held-out
-exact match 0.90 (call) / 0.525 (answer: the temperature is copied, the city ~90 tokens back often
-not); LangChain's loop ran call -> tool -> answer with the right call and 'It is 38 degrees in
-Rome.' for Milan. Next: more steps (the answer's city copy is still being learnt at 500).
+template (``Template.encode``: the ids and label masks SFT uses) on the prompts the server renders
+(same template, same tools block; the server turns the clients' JSON-string arguments back into
+the objects the template writes). Both steps are copies at fixed distances: the call copies the
+city or the two numbers from the question; the answer copies the tool's text (``get_weather``
+returns ``38 degrees in Paris`` -> ``It is 38 degrees in Paris.``; ``add`` returns ``59`` ->
+``The sum is 59.``), not a city ~90 tokens back in the question as before.
+
+Why not ``openmind.train``: every row starts with the same ~280-token tool system prompt and the
+32k-vocabulary head dominates the step (6.8 s a step at batch 16 on a loaded machine). The loop
+below encodes the shared prefix once per batch and applies the head only where labels are; its
+loss equals transformers' own ``labels=`` loss (checked on the first batch).
+
+Measured (2-core machine shared with 6 other sessions, load 8-11, so ~3x the quiet times; EM =
+held-out exact match call / answer; "tf" = teacher-forced, every labelled token the argmax, which
+is what greedy decoding reproduces). The digits are copied within ~300 steps; the 13 city tokens
+(each in 1/26 of the rows, each a mapping of its own: ``▁Paris`` in the question, ``Par`` ``is``
+in the call's JSON) are what the model learns last:
+  - hidden 96, lr 2e-3, batch 16, 500 steps (the session before, the answer's city taken from the
+    question): 0.90 / 0.525;
+  - hidden 96, lr 2e-3, batch 16, answer copying the tool's text: tf 0.60 / 0.60 at step 300;
+  - hidden 64, lr 3e-3, batch 32 (the quickstart's recipe), 500 steps, softmax over the 85 label
+    tokens only: 0.55 / 0.525 -- every number right, ``London`` for every city;
+  - the same with tied embeddings (and the city quoted in the question, so that question and call
+    share its tokens): nothing copied at all, loss 0.19 from step 150 to 500;
+  - set here: hidden 96, lr 2e-3, batch 16, 700 steps, 60% weather conversations: loss 0.21 at
+    step 100, 0.15 at 200, 0.037 at 300 (the copies learnt), 0.009 from step 600; final 0.0074;
+    EM 1.00 / 0.95; all three tests pass (1377 s of training, 1480 s in all, under that load).
+    ``nox -s agents`` on the merged tree as the load fell (11 -> 1): 474 s of training, 535 s for
+    the session with its install, the same final loss to the last digit (0.007414254499599338).
 """
 
 from __future__ import annotations
@@ -73,14 +85,22 @@ TOOLS = [
         },
     },
 ]
-STEPS, BATCH, LR, HIDDEN = 500, 16, 2e-3, 96
+STEPS, BATCH, LR, HIDDEN = 700, 16, 2e-3, 96
+WEATHER_QUESTION = "What is the weather in {}?"
+#: the share of weather conversations: the 13 city tokens are what the model learns last
+WEATHER_SHARE = 0.6
+
+
+def weather(city: str, degrees: int) -> str:
+    """What the weather tool returns: the answer copies it (a copy task, like the quickstart's)."""
+    return f"{degrees} degrees in {city}"
 
 
 def conversation(kind: str, x, y) -> list[dict]:
     """user -> assistant tool call -> tool result -> assistant answer."""
     if kind == "weather":
-        ask, name, args, result = f"What is the weather in {x}?", "get_weather", {"city": x}, str(y)
-        answer = f"It is {y} degrees in {x}."
+        ask, name, args, result = WEATHER_QUESTION.format(x), "get_weather", {"city": x}, weather(x, y)
+        answer = f"It is {result}."
     else:
         ask, name, args, result = f"What is {x} plus {y}?", "add", {"a": x, "b": y}, str(x + y)
         answer = f"The sum is {x + y}."
@@ -102,7 +122,7 @@ def items(n: int, seed: int, *, train: bool) -> list[tuple]:
     rng = random.Random(seed)
     out = []
     while len(out) < n:
-        if rng.random() < 0.5:
+        if rng.random() < WEATHER_SHARE:
             item = ("weather", rng.choice(CITIES), rng.randint(10, 39))
         else:
             item = ("add", rng.randint(10, 49), rng.randint(10, 49))
@@ -144,7 +164,11 @@ def _fine_tune(base: str, out: str) -> dict:
 
     tokenizer = AutoTokenizer.from_pretrained(base)
     template = load_template("qwen2.5")
-    rows = [template.encode(tokenizer, conversation(*it), tools=TOOLS) for it in items(STEPS * BATCH, 1, train=True)]
+    encoded: dict[tuple, object] = {}  # ~2000 distinct conversations among the STEPS x BATCH rows
+    rows = [
+        encoded.get(it) or encoded.setdefault(it, template.encode(tokenizer, conversation(*it), tools=TOOLS))
+        for it in items(STEPS * BATCH, 1, train=True)
+    ]
     # the shared prefix: the system turn with the tool list, identical token for token in every row
     first = rows[0].input_ids
     width = min(len(r.input_ids) for r in rows)
@@ -170,21 +194,22 @@ def _fine_tune(base: str, out: str) -> dict:
             mask[i, : len(r.input_ids)] = 1
         return ids, labels, mask
 
-    def loss_of(ids, labels, mask):
+    def hidden_of(ids, labels, mask):
+        """The last hidden states where labels are (predicting them), and those labels."""
         cache = model.model(input_ids=prefix, use_cache=True).past_key_values
         cache.batch_repeat_interleave(ids.shape[0])
         hidden = model.model(input_ids=ids[:, width:], attention_mask=mask, past_key_values=cache).last_hidden_state
         targets = labels[:, width + 1 :]  # position t predicts token t + 1
         keep = targets != -100
-        logits = model.lm_head(hidden[:, :-1][keep]).float()
-        return torch.nn.functional.cross_entropy(logits, targets[keep])
+        return hidden[:, :-1][keep], targets[keep]
 
     losses = []
     start = time.perf_counter()
     for step in range(STEPS):
         ids, labels, mask = tensors(rows[step * BATCH : (step + 1) * BATCH])
-        loss = loss_of(ids, labels, mask)
-        if step == 0:  # the same loss as transformers' own causal-LM loss on the whole rows
+        hidden, targets = hidden_of(ids, labels, mask)
+        loss = torch.nn.functional.cross_entropy(model.lm_head(hidden).float(), targets)
+        if step == 0:  # the prefix cache changes nothing: transformers' own causal-LM loss on the whole rows
             with torch.no_grad():
                 reference = model(input_ids=ids, attention_mask=mask, labels=labels).loss
             assert abs(float(loss) - float(reference)) < 1e-4 * float(reference), (float(loss), float(reference))
@@ -193,7 +218,7 @@ def _fine_tune(base: str, out: str) -> dict:
         optimizer.step()
         schedule.step()
         optimizer.zero_grad()
-        losses.append(float(loss))
+        losses.append(loss.item())
         if step % 50 == 0:
             print(f"step {step}: loss {losses[-1]:.4f}, {time.perf_counter() - start:.0f} s", flush=True)
     model.eval()
@@ -210,30 +235,55 @@ def tuned(tmp_path_factory):
     base = tiny_llama(folder / "base", hidden_size=HIDDEN, layers=2, seed=0)
     report = fine_tune(str(base), str(folder / "tuned"))
     print(f"tool fine-tune: {report}")
-    assert report["final_loss"] < 0.1, report  # the gate is held-out exact match (first test)
+    assert report["final_loss"] < 0.05, report  # measured 0.0074; the gate is held-out exact match
     return str(folder / "tuned")
 
 
+def held_out_exact_match(model: str) -> dict:
+    """Greedy exact match on 40 held-out conversations, each step alone, through ``pipeline("chat")``:
+    the call after the question; the answer after question, call and tool result."""
+    import openmind
+
+    chat = openmind.pipeline("chat", model=model, template="qwen2.5", framework="pt", device="cpu")
+    test = items(40, 7, train=False)
+    convs = [conversation(*it) for it in test]
+    kw = dict(tools=TOOLS, max_new_tokens=48, do_sample=False, batch_size=20)
+    calls = [o["content"].strip() for o in chat([c[:1] for c in convs], **kw)]
+    answers = [o["content"].strip() for o in chat([c[:3] for c in convs], **kw)]
+    wrong_calls = [(got, expected_call(*it)) for got, it in zip(calls, test) if got != expected_call(*it)]
+    wrong_answers = [(got, c[3]["content"]) for got, c in zip(answers, convs) if got != c[3]["content"]]
+    return {
+        "call": 1 - len(wrong_calls) / len(test),
+        "answer": 1 - len(wrong_answers) / len(test),
+        "wrong calls (got, expected)": wrong_calls[:3],
+        "wrong answers (got, expected)": wrong_answers[:3],
+    }
+
+
 @pytest.fixture(scope="module")
-def server(tuned):
+def learned(tuned):
+    em = held_out_exact_match(tuned)
+    print(f"held-out exact match: call {em['call']:.3f}, answer {em['answer']:.3f}")
+    return em
+
+
+def gate(em: dict) -> None:
+    assert em["call"] >= 0.9 and em["answer"] >= 0.9, (
+        "the fine-tuned model did not learn both steps (held-out exact match >= 0.9 each), so the "
+        f"client tests below would test luck, not the server: {em}"
+    )
+
+
+@pytest.fixture(scope="module")
+def server(tuned, learned):
+    gate(learned)  # the HTTP tests run only on a model that has learnt both steps
     engine = build(tuned, template="qwen2.5", served_model_name="tuned")
     with ServerThread(create_app(engine, ServeSettings(served_model_name="tuned", max_batch_size=8))) as s:
         yield s
 
 
-def test_the_model_learned_both_steps_on_held_out_prompts(tuned):
-    """Exact match on 40 held-out conversations, each step alone, through ``pipeline("chat")``."""
-    import openmind
-
-    chat = openmind.pipeline("chat", model=tuned, template="qwen2.5", framework="pt", device="cpu")
-    test = items(40, 7, train=False)
-    convs = [conversation(*it) for it in test]
-    kw = dict(tools=TOOLS, max_new_tokens=48, do_sample=False, batch_size=20)
-    calls = chat([c[:1] for c in convs], **kw)
-    answers = chat([c[:3] for c in convs], **kw)
-    call_em = sum(o["content"].strip() == expected_call(*it) for o, it in zip(calls, test)) / len(test)
-    answer_em = sum(o["content"].strip() == c[3]["content"] for o, c in zip(answers, convs)) / len(test)
-    assert call_em >= 0.9 and answer_em >= 0.9, (call_em, answer_em, calls[:3], answers[:3])
+def test_the_model_learned_both_steps_on_held_out_prompts(learned):
+    gate(learned)
 
 
 def one_of_each(seed: int) -> list[tuple]:
@@ -276,7 +326,7 @@ def test_langchain_bind_tools_runs_the_two_step_tool_loop(server):
     for kind, x, y in one_of_each(12):
         # the tools themselves (the weather service says y degrees in x)
         tools = {
-            "get_weather": lambda city, x=x, y=y: str(y) if city == x else "unknown",
+            "get_weather": lambda city, x=x, y=y: weather(x, y) if city == x else "unknown",
             "add": lambda a, b: str(a + b),
         }
         question, call_message, _result, final = conversation(kind, x, y)

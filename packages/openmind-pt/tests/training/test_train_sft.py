@@ -174,6 +174,55 @@ def test_sparse_logits_loss_equals_the_model_loss(tiny_dir):
     assert torch.allclose(grad, ref_grad, atol=1e-6)
 
 
+@pytest.mark.parametrize("chunk", [None, 5, 4096])
+def test_fused_linear_cross_entropy_equals_torch(chunk):
+    """The fused projection + cross-entropy (gradients computed chunk by chunk in the forward pass)
+    gives torch's loss and gradients for the hidden states and for a trained weight."""
+    from openmind.pt.training.hf import linear_cross_entropy
+
+    torch.manual_seed(0)
+    hidden = torch.randn(37, 16, requires_grad=True)
+    weight = (torch.randn(1000, 16) * 0.3).requires_grad_(True)
+    targets = torch.randint(0, 1000, (37,))
+    targets[3] = targets[4]  # a repeated target: its weight row gets both contributions
+    reference = torch.nn.functional.cross_entropy(hidden @ weight.t(), targets, reduction="sum")
+    ref_h, ref_w = torch.autograd.grad(reference * 0.5, (hidden, weight))
+    loss = linear_cross_entropy(hidden, weight, targets, chunk)
+    grad_h, grad_w = torch.autograd.grad(loss * 0.5, (hidden, weight))
+    assert abs(loss.item() - reference.item()) <= 1e-6 * reference.item()
+    assert torch.allclose(grad_h, ref_h, atol=1e-6, rtol=0)
+    assert torch.allclose(grad_w, ref_w, atol=1e-6, rtol=0)
+    with torch.no_grad():  # evaluation: the loss only
+        assert linear_cross_entropy(hidden, weight, targets, chunk).item() == pytest.approx(loss.item(), abs=0)
+
+
+def test_fused_loss_equals_the_unfused_loss_with_lora(tiny_dir):
+    """With LoRA on every linear layer the fused loss and the logits path give the same loss and the
+    same adapter gradients; a model whose logits are transformed after lm_head is not fused."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from openmind.pt.training.hf import causal_lm_loss, fusable_output
+
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(tiny_dir)
+    model = get_peft_model(model, LoraConfig(r=4, target_modules="all-linear", init_lora_weights=False))
+    assert fusable_output(model) is model.base_model.model.lm_head
+    ids = torch.randint(3, 32000, (2, 10))
+    labels = ids.clone()
+    labels[:, :4] = -100
+    params = [p for p in model.parameters() if p.requires_grad]
+    losses, grads = [], []
+    for fused in (False, True):
+        loss, _, _ = causal_lm_loss(model, {"input_ids": ids, "labels": labels}, fused=fused)
+        losses.append(loss.item())
+        grads.append(torch.autograd.grad(loss, params))
+    assert abs(losses[0] - losses[1]) <= 1e-6 * losses[0]
+    assert all(torch.allclose(a, b, atol=1e-6, rtol=1e-5) for a, b in zip(*grads))
+    model.base_model.model.config.final_logit_softcapping = 30.0
+    assert fusable_output(model) is None
+
+
 @pytest.mark.parametrize("attention", ["sdpa", "flash_attention_2"])
 def test_packing_gives_the_loss_of_the_separate_samples(tiny_dir, sft_file, attention):
     """Packed rows (position_ids restart per sample) see no other sample: kept as rows of

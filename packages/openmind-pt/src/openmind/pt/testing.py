@@ -49,8 +49,7 @@ def tiny_llama(
         max_position_embeddings=max_position_embeddings,
         bos_token_id=1,
         eos_token_id=2,
-        tie_word_embeddings=False,
-        **config,
+        **{"tie_word_embeddings": False, **config},
     )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(cfg).to(getattr(torch, dtype))
