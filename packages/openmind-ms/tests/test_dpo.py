@@ -154,3 +154,19 @@ def test_what_native_dpo_does_not_do_is_a_coded_error(extra, field, code, tiny_d
     assert info.value.code == code, info.value
     assert field in str(info.value), info.value
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_cli_refuses_msrun_for_dpo_before_launching(tiny_dir, pref_file, tmp_path):
+    """``openmind train --stage dpo --nproc 2 --framework ms``: OM-T014 at ``nproc`` before msrun starts."""
+    import os
+    import subprocess
+
+    from openmind.nlp.testing.resume import train_command
+
+    out = tmp_path / "out"
+    cmd = train_command(tiny_dir, pref_file, out, "--framework", "ms", "--stage", "dpo", "--nproc", "2")
+    env = dict(os.environ, OPENMIND_CACHE=str(tmp_path / "cache"))
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert "OM-T014" in done.stderr and "at: nproc" in done.stderr, done.stderr[-2000:]
+    assert not (out / "msrun_log").exists()

@@ -20,35 +20,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import ops
 
-from openmind.core.training.errors import T_BAD_SETUP, T_DISTRIBUTED
 from openmind.core.training.layout import IGNORE_INDEX
-
-#: the DPO loss variants the native trainer computes
-PREF_LOSSES = ("sigmoid",)
-
-
-def check_preference(args: Any) -> None:
-    """OM-T008 / OM-T014, naming the field, for what the native DPO does not implement."""
-    ft, d, t = args.finetuning, args.data, args.training
-    if ft.pref_loss not in PREF_LOSSES:
-        raise T_BAD_SETUP.error(
-            f"pref_loss {ft.pref_loss!r} is not available for dpo on MindSpore (native trainer: "
-            f"{', '.join(PREF_LOSSES)})",
-            location="pref_loss",
-            hint="Use --pref_loss sigmoid, or train with --framework pt (trl) for hinge/ipo/robust.",
-        )
-    if d.packing:
-        raise T_BAD_SETUP.error(
-            "packing is not available for dpo on MindSpore (each chosen/rejected sequence is scored alone)",
-            location="packing",
-            hint="Drop --packing, or train with --framework pt.",
-        )
-    if int(t.nproc) > 1 or int(getattr(t, "nnodes", 1) or 1) > 1:
-        raise T_DISTRIBUTED.error(
-            f"dpo on MindSpore trains in one process (nproc={t.nproc}, nnodes={t.nnodes})",
-            location="nproc" if int(t.nproc) > 1 else "nnodes",
-            hint="Drop --nproc/--nnodes, or train dpo data-parallel with --framework pt.",
-        )
 
 
 def completion_labels(ids: np.ndarray, labels: np.ndarray, other_ids: np.ndarray, other_labels: np.ndarray):

@@ -30,7 +30,7 @@ import numpy as np
 
 from openmind.core.logs import logger
 from openmind.core.training.contract import FrameworkTrainer, TrainPlan
-from openmind.core.training.errors import T_BAD_SETUP, T_EXPORT, T_NO_CHECKPOINT, T_NOT_FINITE
+from openmind.core.training.errors import T_BAD_SETUP, T_DISTRIBUTED, T_EXPORT, T_NO_CHECKPOINT, T_NOT_FINITE
 from openmind.core.training.layout import (
     CHECKPOINT_MARKER,
     CHECKPOINT_PREFIX,
@@ -91,8 +91,6 @@ class MindSporeTrainer(FrameworkTrainer):
         if ft.finetuning_type == "lora" and ft.use_dora:
             raise T_BAD_SETUP.error("DoRA is not available on MindSpore", location="use_dora")
         if self.stage == "dpo":
-            from openmind.ms.training.preference import check_preference
-
             check_preference(args)
         check_distributed(args, launching=not self.relaunches)
         from openmind.ms.training.schedule import SCHEDULES
@@ -587,6 +585,8 @@ class MindSporeTrainer(FrameworkTrainer):
         if not cls.relaunches or (int(t.nproc) <= 1 and int(getattr(t, "nnodes", 1) or 1) <= 1):
             return None
         check_distributed(args, launching=True)  # before anything starts
+        if getattr(args.finetuning, "stage", None) == "dpo":
+            check_preference(args)  # OM-T014: dpo trains in one process
         from openmind.ms.training.distributed import msrun_command
 
         return msrun_command(args, argv)
@@ -594,6 +594,34 @@ class MindSporeTrainer(FrameworkTrainer):
     @classmethod
     def export(cls, args: Any) -> Path:
         return export_model(args)
+
+
+#: the DPO loss variants the native trainer computes (:mod:`openmind.ms.training.preference`)
+PREF_LOSSES = ("sigmoid",)
+
+
+def check_preference(args: Any) -> None:
+    """OM-T008 / OM-T014, naming the field, for what the native DPO does not implement."""
+    ft, d, t = args.finetuning, args.data, args.training
+    if ft.pref_loss not in PREF_LOSSES:
+        raise T_BAD_SETUP.error(
+            f"pref_loss {ft.pref_loss!r} is not available for dpo on MindSpore (native trainer: "
+            f"{', '.join(PREF_LOSSES)})",
+            location="pref_loss",
+            hint="Use --pref-loss sigmoid, or train with --framework pt (trl) for hinge/ipo/robust.",
+        )
+    if d.packing:
+        raise T_BAD_SETUP.error(
+            "packing is not available for dpo on MindSpore (each chosen/rejected sequence is scored alone)",
+            location="packing",
+            hint="Drop --packing, or train with --framework pt.",
+        )
+    if int(t.nproc) > 1 or int(getattr(t, "nnodes", 1) or 1) > 1:
+        raise T_DISTRIBUTED.error(
+            f"dpo on MindSpore trains in one process (nproc={t.nproc}, nnodes={t.nnodes})",
+            location="nproc" if int(t.nproc) > 1 else "nnodes",
+            hint="Drop --nproc/--nnodes, or train dpo data-parallel with --framework pt.",
+        )
 
 
 def check_distributed(args: Any, *, launching: bool = False) -> None:
