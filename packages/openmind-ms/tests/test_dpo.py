@@ -78,9 +78,14 @@ def _weights(folder):
     return load_file(str(folder / "model.safetensors"))
 
 
-def test_full_dpo_equals_trl(tiny_dir, pref_file, tmp_path):
-    _, pt = _train("pt", tiny_dir, pref_file, tmp_path / "pt", finetuning_type="full")
-    ms, got = _train("ms", tiny_dir, pref_file, tmp_path / "ms", finetuning_type="full")
+@pytest.mark.parametrize(
+    "extra",
+    [{"finetuning_type": "full"}, {"finetuning_type": "freeze", "freeze_trainable_layers": 1}],
+    ids=["full", "freeze"],
+)
+def test_dpo_equals_trl(extra, tiny_dir, pref_file, tmp_path):
+    _, pt = _train("pt", tiny_dir, pref_file, tmp_path / "pt", **extra)
+    ms, got = _train("ms", tiny_dir, pref_file, tmp_path / "ms", **extra)
     pt_losses, ms_losses = [e["loss"] for e in pt], [e["loss"] for e in got]
     assert np.abs(np.array(ms_losses) - np.array(pt_losses)).max() < 1e-4, (pt_losses, ms_losses)
     assert abs(ms_losses[0] - np.log(2)) < 1e-5  # the reference is the start weights
@@ -101,7 +106,7 @@ def test_lora_dpo_trains_the_adapter_against_the_start_weights(tiny_dir, pref_fi
     identity, so step 1 scores log 2), the margin rises and only the adapter is written. The curve is not
     compared with PyTorch's step by step: peft draws the new adapter's A with torch's generator, the native
     LoRA with numpy's, so the two runs start from different adapters (the DPO loss itself is compared by
-    the full fine-tuning test above)."""
+    the full and freeze tests above)."""
     import json
 
     _, got = _train("ms", tiny_dir, pref_file, tmp_path / "ms", finetuning_type="lora", learning_rate=1e-2)
