@@ -158,7 +158,8 @@ def test_learning_rate_nan_in_yaml(tmp_path, sft_file):
     )
     with pytest.raises(OpenMindError) as info:
         openmind.train(str(cfg))
-    assert info.value.code == "OM-A002" and info.value.location == "learning_rate"
+    # located at the line of the file that set it (and the field)
+    assert info.value.code == "OM-A002" and info.value.location == f"{cfg}:3 (learning_rate)"
 
 
 @pytest.mark.parametrize("value", [2.5, -1.0])
