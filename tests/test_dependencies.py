@@ -57,6 +57,8 @@ INDIRECT: dict[str, set[str]] = {
     "openmind-pt": {"accelerate", "tensorboard", "openmind-data"},
     # bounds only: the releases of openmind-data's pyarrow / datasets that accept MindSpore's numpy<2
     "openmind-ms": {"pyarrow", "datasets", "openmind-data"},
+    # uvicorn imports them when openmind.nlp.serve.server picks loop="uvloop" / http="httptools"
+    "openmind-nlp": {"uvloop", "httptools"},
 }
 #: known, tracked exceptions: (distribution, imported distribution) -> why. The test fails when an entry is no longer
 #: needed, so each is removed as soon as its cause is fixed.

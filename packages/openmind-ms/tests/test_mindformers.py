@@ -150,7 +150,9 @@ def test_native_trainer_launch_command(monkeypatch):
     def training(**kw):
         base = dict(nproc=2, nnodes=1, node_rank=0, master_addr=None, master_port=None, output_dir="/tmp/run")
         base.update(fsdp=None, deepspeed=None)
-        return types.SimpleNamespace(training=types.SimpleNamespace(**{**base, **kw}))
+        return types.SimpleNamespace(
+            training=types.SimpleNamespace(**{**base, **kw}), finetuning=types.SimpleNamespace(stage="sft")
+        )
 
     def opts(cmd):
         return {cmd[i]: cmd[i + 1] for i in range(len(cmd) - 1) if cmd[i].startswith("--")}
