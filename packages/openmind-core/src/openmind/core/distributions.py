@@ -93,7 +93,7 @@ FIRST_PARTY: dict[str, dict[str, object]] = {
             "feature-extraction",
             "fill-mask",
         ),
-        "trainers": ("pt", "sft"),
+        "trainers": ("pt", "sft", "dpo"),
     },
 }
 
