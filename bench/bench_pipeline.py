@@ -4,6 +4,10 @@
   decoding) vs raw ``model.generate`` on the same prompt ids producing the same tokens;
   interleaved repeats, medians — target ratio <= 1.05.
 * throughput: 64 conversations with ``batch_size=8`` vs one at a time — target >= 3x.
+* decode step: the same 16-token greedy request through each mode of the PyTorch decode fast path
+  (``OPENMIND_FAST_DECODE``: the traced step, the module-calling lean step, the whole forward on the
+  static cache) and through ``model.generate``, interleaved, best of rounds — one CPU thread, the bench
+  model of ``bench_serve.py`` (hidden 64, 2 layers, 32k vocabulary: the per-token Python cost shows).
 """
 
 from __future__ import annotations
@@ -24,7 +28,72 @@ def _conversations(n: int) -> list[list[dict]]:
     ]
 
 
+def _decode_modes() -> list[dict]:
+    import os
+
+    from openmind import pipeline
+    from openmind.pt.pipelines.fastpath import StaticDecoder
+    from openmind.pt.testing import tiny_llama
+
+    folder = tiny_llama(tempfile.mkdtemp(prefix="bench-decode-"))
+    chat = pipeline("chat", model=str(folder), max_new_tokens=16, temperature=0)
+    backend = chat.backend
+    conversation = [{"role": "user", "content": "Request 3: write a line about the number 3."}]
+    decoders = {}
+    saved = os.environ.get("OPENMIND_FAST_DECODE")
+    try:
+        for mode in ("1", "lean", "full", "0"):
+            os.environ["OPENMIND_FAST_DECODE"] = mode
+            decoders[mode] = StaticDecoder(backend.model)
+        best: dict[str, float] = {}
+        outputs: dict[str, object] = {}
+        for _ in range(8):
+            for mode, decoder in decoders.items():
+                os.environ["OPENMIND_FAST_DECODE"] = mode
+                backend._decoder = decoder
+                start = time.perf_counter()
+                for _ in range(10):
+                    outputs[mode] = chat(conversation)
+                best[mode] = min(best.get(mode, float("inf")), (time.perf_counter() - start) / 10)
+    finally:
+        if saved is None:
+            os.environ.pop("OPENMIND_FAST_DECODE", None)
+        else:
+            os.environ["OPENMIND_FAST_DECODE"] = saved
+        backend._decoder = None
+    traced = decoders["1"]
+    same = len({repr(o) for o in outputs.values()}) == 1
+    names = {"1": "traced step", "lean": "lean step", "full": "whole forward", "0": "model.generate"}
+    times = ", ".join(f"{names[m]} {best[m] * 1000:.1f} ms" for m in decoders)
+    return [
+        {
+            "benchmark": "pipeline",
+            "metric": f"decode fast path, 16-token chat request (1 thread, bench_serve model): {times}; "
+            f"same text in every mode: {'yes' if same else 'NO'}"
+            + ("" if traced.trace_reason is None else f"; not traced: {traced.trace_reason}"),
+            "value": f"{best['0'] / best['1']:.2f}x vs generate, {best['lean'] / best['1']:.2f}x vs lean",
+            "target": "same text",
+            "ok": same and traced.trace_reason is None,
+        }
+    ]
+
+
 def run() -> list[dict]:
+    rows = _latency_and_batching()
+    torch_threads = None
+    try:
+        import torch
+
+        torch_threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        rows += _decode_modes()
+    finally:
+        if torch_threads is not None:
+            torch.set_num_threads(torch_threads)
+    return rows
+
+
+def _latency_and_batching() -> list[dict]:
     import torch
     from transformers import AutoModelForCausalLM
 

@@ -101,6 +101,81 @@ def test_greedy_tokens_equal_generate(loaded):
         assert fast.tolist() == reference.tolist()
 
 
+def _steps(decoder, model, enc, steps: int = 12):
+    """Greedy decode steps of ``decoder``'s step function after a prefill: the logits of each step."""
+    ids, mask = enc["input_ids"], enc["attention_mask"]
+    batch, width = ids.shape
+    valid = torch.zeros((batch, 128), dtype=torch.bool)
+    valid[:, :width] = mask.bool()
+    positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+    step, out = decoder.step_fn(), []
+    with torch.inference_mode():
+        cache = decoder.cache(batch, 128)
+        logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True).logits
+        position = positions[:, -1:]
+        for t in range(steps):
+            chosen = logits[:, -1].argmax(-1)
+            valid[:, width + t] = True
+            position = position + 1
+            logits = step(chosen[:, None], decoder.step_mask(valid), position, cache)
+            out.append(logits.clone())
+    return torch.cat(out, dim=1), [int(layer.cumulative_length) for layer in cache.layers]
+
+
+def test_traced_step_equals_the_module_step_bit_for_bit(loaded, monkeypatch):
+    """The traced step runs the modules' own operations: the same logits to the last bit (not
+    only the same tokens) as the lean step that calls the modules, and the cache's own state
+    (running lengths) advanced the same way."""
+    arch, _, model, enc = loaded
+    traced = StaticDecoder(model)
+    assert traced.trace_reason is None
+    fast, lengths = _steps(traced, model, enc)
+    assert traced._traced, "the step was not traced"
+    assert traced.trace_reason is None
+    monkeypatch.setenv("OPENMIND_FAST_DECODE", "lean")
+    lean = StaticDecoder(model)
+    slow, lengths_lean = _steps(lean, model, enc)
+    assert not lean._traced
+    assert torch.equal(fast, slow), arch
+    assert lengths == lengths_lean
+
+
+def test_traced_step_sees_weights_changed_in_place(loaded):
+    """Recordings share the model's weight storage: an in-place update (training in the same
+    process, a merged adapter) changes what the next call computes, without re-tracing."""
+    _, _, model, enc = loaded
+    decoder = StaticDecoder(model)
+    before, _ = _steps(decoder, model, enc, steps=3)
+    weight = model.lm_head.weight
+    saved = weight.detach().clone()
+    try:
+        with torch.no_grad():
+            weight.mul_(-1)
+        after, _ = _steps(decoder, model, enc, steps=3)
+        assert len(decoder._traced) == 1  # the same recording
+        assert not torch.equal(before, after)
+        fresh, _ = _steps(StaticDecoder(model), model, enc, steps=3)
+        assert torch.equal(after, fresh)
+    finally:
+        with torch.no_grad():
+            weight.copy_(saved)
+
+
+def test_patched_layers_are_not_traced(loaded):
+    """A module whose forward is not the library's own (a hub kernel, a patch) is not rewritten:
+    the module-calling step runs it, and the reason is kept."""
+    _, _, model, enc = loaded
+    norm = model.model.norm
+    norm.forward = type(norm).forward.__get__(norm)  # an instance-level forward: someone patched it
+    try:
+        decoder = StaticDecoder(model)
+        _steps(decoder, model, enc, steps=2)
+        assert not decoder._traced
+        assert "library's own forward" in decoder.trace_reason
+    finally:
+        del norm.forward
+
+
 def test_eos_stops_rows_like_generate(loaded):
     _, _, model, enc = loaded
     free, _, _ = _both(model, enc, max_new_tokens=16, do_sample=False, pad_token_id=2)
@@ -128,6 +203,39 @@ def test_repetition_penalty_and_min_p(loaded):
     kwargs = dict(max_new_tokens=20, do_sample=True, min_p=0.05, pad_token_id=2)
     reference, fast, _ = _both(model, enc, seed=3, **kwargs)
     assert fast.tolist() == reference.tolist()
+
+
+def test_merged_generation_config_is_reused_until_something_changes(loaded):
+    _, _, model, _ = loaded
+    decoder = StaticDecoder(model)
+    first = decoder.config_for({"max_new_tokens": 4, "eos_token_id": [2]})
+    assert decoder.config_for({"max_new_tokens": 4, "eos_token_id": [2]}) is first
+    assert decoder.config_for({"max_new_tokens": 5, "eos_token_id": [2]}).max_new_tokens == 5
+    saved = model.generation_config.repetition_penalty
+    try:  # the model's own generation_config edited in place: merged again
+        model.generation_config.repetition_penalty = 1.7
+        again = decoder.config_for({"max_new_tokens": 4, "eos_token_id": [2]})
+        assert again is not first and again.repetition_penalty == 1.7
+    finally:
+        model.generation_config.repetition_penalty = saved
+
+
+def test_argmax_is_torch_argmax_including_ties_and_nan():
+    from openmind.pt.pipelines.fastpath import argmax
+
+    torch.manual_seed(0)
+    scores = torch.randn(6, 32000)
+    scores[1, 7] = scores[1, 9000] = scores[1].max() + 1  # a tie: the first index wins
+    scores[2, 3] = float("nan")  # a NaN is the largest value
+    scores[3, 5] = scores[3, 17] = float("nan")
+    scores[4] = float("-inf")
+    scores[5, 11] = -0.0
+    scores[5, 12] = 0.0
+    scores[5, 13:] = -1.0
+    scores[5, :11] = -1.0
+    for rows in (scores, scores[:1], scores.to(torch.float64), scores.to(torch.bfloat16)):
+        assert argmax(rows).tolist() == torch.argmax(rows, dim=-1).tolist()
+        assert argmax(rows).dtype == torch.argmax(rows, dim=-1).dtype
 
 
 def test_uncovered_options_fall_back_with_a_reason(loaded):
