@@ -2,7 +2,8 @@
 (max_batch_size 32) vs without (max_batch_size 1), and LLaMA-Factory's API server (`llamafactory-cli
 api`, Hugging Face engine, in the `.venv-lf` venv) on the same tiny model in the same run. Each
 server in its own process, real HTTP on loopback, one torch thread; server ready time (process
-start to a healthy answer) beside the model's own load time.
+start to a healthy answer) beside the model's own load time. Each concurrency starts with an unmeasured
+pass on every server (warm-up: openmind records its traced decode functions per batch shape).
 
 All servers stay up together and are loaded in turn, ``ROUNDS`` times per concurrency (env
 ``OPENMIND_BENCH_SERVE_ROUNDS``): on a shared machine the load drifts by several times within
@@ -153,6 +154,10 @@ def run() -> list[dict]:
             running[label] = (proc, url, batch)
             asyncio.run(_load(url, 2, 4))  # warm-up
         for concurrency in (1, 8, 32):
+            # an unmeasured pass first, on every server: what a long-running server has done before (for
+            # openmind: the traced decode/prefill functions of the batch shapes this load produces)
+            for _proc, url, _batch in running.values():
+                asyncio.run(_load(url, concurrency, concurrency * 4))
             for _ in range(rounds):
                 for label, (_proc, url, batch) in running.items():
                     before = httpx.get(url + "/health").json() if batch else None

@@ -140,6 +140,47 @@ def test_traced_step_equals_the_module_step_bit_for_bit(loaded, monkeypatch):
     assert lengths == lengths_lean
 
 
+@pytest.mark.parametrize("frozen", [False, True])
+def test_traced_prefill_equals_the_forward_bit_for_bit(loaded, frozen):
+    """The prompt's forward through the traced function (the mask from transformers'
+    create_causal_mask, as the model makes it) gives the model forward's logits and cache to the
+    last bit: a left-padded batch (a 4-D mask) and a single unpadded row, with the weights as
+    loaded (Parameters requiring grad) and frozen (torch's matmul takes another path for the head's
+    strided input then: 1 ulp apart, so the traced function must follow it)."""
+    arch, _, model, enc = loaded
+    first = enc["attention_mask"][0].argmax()
+    single = {"input_ids": enc["input_ids"][:1, first:], "attention_mask": enc["attention_mask"][:1, first:]}
+    if frozen:
+        model.requires_grad_(False)
+    try:
+        for inputs in (enc, single):
+            ids, mask = inputs["input_ids"], inputs["attention_mask"]
+            positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+            traced = StaticDecoder(model)
+            with torch.inference_mode():
+                cache = traced.cache(ids.shape[0], 128)
+                fast = traced.prefill(ids, mask, positions, cache)
+                fast_cache = [
+                    (layer.keys.clone(), layer.values.clone(), int(layer.cumulative_length)) for layer in cache.layers
+                ]
+                reference_cache = StaticDecoder(model).cache(ids.shape[0], 128)
+                reference = model(
+                    input_ids=ids,
+                    attention_mask=mask,
+                    position_ids=positions,
+                    cache=reference_cache,
+                    use_cache=True,
+                    logits_to_keep=1,
+                ).logits
+            assert any(key[1] == ids.shape[1] for key in traced._traced), "the prefill was not traced"
+            assert torch.equal(fast, reference), (arch, ids.shape)
+            for (k, v, n), layer in zip(fast_cache, reference_cache.layers):
+                assert torch.equal(k, layer.keys) and torch.equal(v, layer.values)
+                assert n == int(layer.cumulative_length)
+    finally:
+        model.requires_grad_(True)
+
+
 def test_traced_step_sees_weights_changed_in_place(loaded):
     """Recordings share the model's weight storage: an in-place update (training in the same
     process, a merged adapter) changes what the next call computes, without re-tracing."""

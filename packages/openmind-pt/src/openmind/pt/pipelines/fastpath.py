@@ -25,7 +25,10 @@ generic stopping machinery. :class:`StaticDecoder` runs the same model forward w
   module calls (a 16-token request of the bench model: 0.9 -> 0.55 ms per token on one CPU
   thread). Recording takes ~20 ms; the recordings share the model's weight storage, so
   in-place weight updates are seen. Where tracing is unavailable or fails, the same function
-  runs untraced (``OPENMIND_FAST_DECODE=lean`` keeps the module-calling step);
+  runs untraced (``OPENMIND_FAST_DECODE=lean`` keeps the module-calling step). The prompt's
+  forward (prefill) runs through the same function over the whole prompt, with the attention
+  mask transformers' ``create_causal_mask`` makes for the model's own forward: logits and cache
+  bit for bit the forward's (tests);
 * optionally a compiled step (``OPENMIND_FAST_DECODE=compile``: ``torch.compile`` of the
   decode forward). Off by default: on the 2-core CPU build machines it took minutes to compile
   and saved little per token (see bench/results.md); on a GPU it is worth trying.
@@ -98,8 +101,9 @@ UNCOVERED_OPTIONS: dict[str, tuple[Any, ...]] = {
 MASKS = ("sdpa", "eager")
 #: rotary embeddings whose frequencies never change with the sequence (the traced step records them)
 STATIC_ROPE = ("default", "linear", "llama3")
-#: traced steps kept per decoder (one per batch size and cache length seen; then it starts over)
-TRACE_CACHE_SIZE = 16
+#: traced functions kept per decoder (one per batch size, width, cache length and mask kind seen;
+#: each holds a graph, not weights; then it starts over)
+TRACE_CACHE_SIZE = 256
 
 _logged: set[str] = set()
 #: option values a merged generation config is cached for (see ``StaticDecoder.config_for``)
@@ -149,6 +153,9 @@ class StaticDecoder:
         self._cache_key: tuple | None = None
         self._step: Callable[..., Any] | None = None
         self._traced: dict[tuple, Any] = {}
+        self._kernel: Callable[..., Any] | None = None
+        self._traced_ok = False
+        self._fold_head = False
         self._configs: dict[tuple, Any] = {}
         #: why the traced step is not used (None: it is, once a decode step ran)
         self.trace_reason: str | None = None
@@ -380,6 +387,7 @@ class StaticDecoder:
         embed, pad = w(inner.embed_tokens.weight), inner.embed_tokens.padding_idx
         final, final_eps = w(inner.norm.weight), inner.norm.variance_epsilon
         head, head_bias = w(model.lm_head.weight), w(getattr(model.lm_head, "bias", None))
+        fold_head = self._fold_head = bool(model.lm_head.weight.requires_grad)
         rope = inner.rotary_emb
         f = torch.nn.functional
         linear, silu, rsqrt, arange, f32 = f.linear, f.silu, torch.rsqrt, torch.arange, torch.float32
@@ -391,79 +399,136 @@ class StaticDecoder:
             return weight * x.to(dtype)
 
         def step(input_ids: Any, mask: Any, position_ids: Any, *kv: Any) -> Any:
+            # one token per row (a decode step) or a whole prompt (the prefill, ``mask`` then being
+            # what create_causal_mask gives the model, possibly None): logits of the last position
             hidden = f.embedding(input_ids, embed, pad)
             cos, sin = rope(hidden, position_ids=position_ids)
-            batch = hidden.shape[0]
-            shape = (batch, 1, -1)
+            batch, width = input_ids.shape
+            shape = (batch, width, -1)
             for i, spec in enumerate(layers):
                 n1, e1, wq, bq, wk, bk, wv, bv, wo, bo, head_dim, scaling, attn, n2, e2, wg, bg, wu, bu, wd, bd = spec
                 keys, values, length = kv[3 * i], kv[3 * i + 1], kv[3 * i + 2]
                 x = rms(hidden, n1, e1)
-                heads = (batch, 1, -1, head_dim)
+                heads = (batch, width, -1, head_dim)
                 q = linear(x, wq, bq).view(heads).transpose(1, 2)
                 k = linear(x, wk, bk).view(heads).transpose(1, 2)
                 v = linear(x, wv, bv).view(heads).transpose(1, 2)
                 q, k = rotary(q, k, cos, sin)
                 # StaticLayer.update: write at the cache's running length, then advance it
-                at = arange(1, device=keys.device) + length
-                length.add_(1)
+                at = arange(width, device=keys.device) + length
+                length.add_(width)
                 keys.index_copy_(2, at, k)
                 values.index_copy_(2, at, v)
                 out, _ = sdpa_attention_forward(attn, q, keys, values, mask, dropout=0.0, scaling=scaling)
                 hidden = hidden + linear(out.reshape(shape).contiguous(), wo, bo)
                 x = rms(hidden, n2, e2)
                 hidden = hidden + linear(silu(linear(x, wg, bg)) * linear(x, wu, bu), wd, bd)
-            return linear(rms(hidden, final, final_eps), head, head_bias)
+            hidden = rms(hidden, final, final_eps)
+            if width > 1:  # the forward's logits_to_keep=1: the last position, a strided view
+                hidden = hidden[:, -1:, :]
+                if fold_head:
+                    # torch's matmul folds a strided 3-D input into one matrix product when the
+                    # weight requires grad, and takes a batched product otherwise (1 ulp apart):
+                    # the forward's head weight is a Parameter, this one is detached
+                    return linear(hidden.reshape(batch, hidden.shape[-1]), head).view(batch, 1, -1)
+            return linear(hidden, head, head_bias)
 
         return step
 
     def _traced_step(self, kernel: Callable[..., Any]) -> Callable[..., Any]:
-        """:meth:`_kernel_step` recorded with ``torch.jit.trace`` per (batch, cache length, device),
-        behind the step signature; untraced where tracing is unavailable or fails."""
+        """:meth:`_kernel_step` recorded with ``torch.jit.trace`` per (batch, width, cache length,
+        mask or none, device), behind the step signature; untraced where tracing is unavailable."""
         torch = import_torch()
-        traced = self._traced
-
-        def tensors(cache: Any) -> list[Any]:
-            out = []
-            for layer in cache.layers:
-                out += [layer.keys, layer.values, layer.cumulative_length]
-            return out
+        self._kernel = kernel
+        self._traced_ok = self.trace_reason is None and hasattr(torch.jit, "trace")
+        if not self._traced_ok:
+            return kernel_signature(kernel)
 
         def step(input_ids: Any, attention_mask: Any, position_ids: Any, cache: Any) -> Any:
-            kv = tensors(cache)
-            key = (input_ids.shape[0], kv[0].shape[2], kv[0].dtype, str(input_ids.device))
-            fn = traced.get(key)
-            if fn is None:
-                fn = self._record(kernel, (input_ids, attention_mask, position_ids, *kv))
-                if len(traced) >= TRACE_CACHE_SIZE:
-                    traced.clear()
-                traced[key] = fn
-            return fn(input_ids, attention_mask, position_ids, *kv)
+            return self._run_traced(kernel, input_ids, attention_mask, position_ids, cache)
 
-        return step if self.trace_reason is None and hasattr(torch.jit, "trace") else kernel_signature(kernel)
+        return step
 
-    def _record(self, kernel: Callable[..., Any], example: tuple) -> Callable[..., Any]:
-        """``kernel`` traced on ``example`` (the cache's running lengths restored afterwards), or
-        ``kernel`` itself when tracing fails (the reason logged once)."""
+    def _run_traced(self, kernel: Callable[..., Any], ids: Any, mask: Any, positions: Any, cache: Any) -> Any:
+        kv = []
+        for layer in cache.layers:
+            kv += [layer.keys, layer.values, layer.cumulative_length]
+        key = (*ids.shape, kv[0].shape[2], mask is None, kv[0].dtype, str(ids.device))
+        fn = self._traced.get(key)
+        if fn is None:
+            if mask is None:
+
+                def run(ids: Any, positions: Any, *kv: Any) -> Any:
+                    return kernel(ids, None, positions, *kv)
+
+                fn = self._record(run, (ids, positions), kv)
+            else:
+                fn = self._record(kernel, (ids, mask, positions), kv)
+            if len(self._traced) >= TRACE_CACHE_SIZE:
+                self._traced.clear()
+            self._traced[key] = fn
+        return fn(ids, positions, *kv) if mask is None else fn(ids, mask, positions, *kv)
+
+    def _record(self, kernel: Callable[..., Any], inputs: tuple, kv: list) -> Callable[..., Any]:
+        """``kernel`` traced on ``(*inputs, *kv)`` (the cache's running lengths restored afterwards),
+        or ``kernel`` itself when tracing fails (the reason logged once)."""
         import warnings
 
         torch = import_torch()
-        lengths = example[5::3]
+        lengths = kv[2::3]
         saved = [t.clone() for t in lengths]
         try:
             with warnings.catch_warnings(), torch.no_grad():
                 warnings.simplefilter("ignore")  # TracerWarnings and the deprecation notice
-                fn = torch.jit.trace(kernel, example, check_trace=False)
+                fn = torch.jit.trace(kernel, (*inputs, *kv), check_trace=False)
         except Exception as exc:  # noqa: BLE001 - any failure: the same function, untraced
             self.trace_reason = f"tracing failed: {type(exc).__name__}: {exc}"[:300]
             log_fallback(f"decode step not traced ({self.trace_reason})")
             fn = kernel
         finally:
-            # tracing ran the step once: undo its cache writes' bookkeeping (the written slots
-            # are overwritten by the real call at the same place)
+            # tracing ran the function once: undo its cache writes' bookkeeping (the written
+            # slots are overwritten by the real call at the same place)
             for t, value in zip(lengths, saved):
                 t.copy_(value)
         return fn
+
+    def prefill(self, ids: Any, mask: Any, positions: Any, cache: Any) -> Any:
+        """The prompt's forward on the fresh static cache: logits of the last position
+        ``[batch, 1, vocab]``. With a traced step, the same traced function over the whole prompt,
+        its attention mask made by transformers' ``create_causal_mask`` exactly as the model's
+        forward makes it (possibly None); else, or when the head has a bias or its weight's
+        ``requires_grad`` changed since the function was built, the model's forward."""
+        self.step_fn()  # builds the kernel
+        kernel, head = self._kernel, self.model.lm_head
+        if (
+            kernel is None
+            or not self._traced_ok
+            or getattr(head, "bias", None) is not None
+            or bool(head.weight.requires_grad) != self._fold_head
+        ):
+            return self.model(
+                input_ids=ids,
+                attention_mask=mask,
+                position_ids=positions,
+                cache=cache,
+                use_cache=True,
+                logits_to_keep=1,
+            ).logits
+        from transformers.masking_utils import create_causal_mask
+
+        torch = import_torch()
+        inner = self.model.model
+        embed = inner.embed_tokens.weight
+        probe = torch.empty((*ids.shape, embed.shape[1]), dtype=embed.dtype, device=ids.device)
+        causal = create_causal_mask(
+            config=self.model.config, inputs_embeds=probe, attention_mask=mask, cache=cache, position_ids=positions
+        )
+        if any(not layer.is_initialized for layer in cache.layers):  # what the first update() does
+            cache.early_initialization(
+                ids.shape[0], self.model.config.num_key_value_heads, inner.layers[0].self_attn.head_dim,
+                embed.dtype, ids.device,
+            )  # fmt: skip
+        return self._run_traced(kernel, ids, causal, positions, cache)
 
     def step_mask(self, valid: Any) -> Any:
         """The 4-D mask of one decode step (a view of ``valid``, a bool ``[batch, cache]`` tensor) in
@@ -509,9 +574,7 @@ class StaticDecoder:
         positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
         processors = self.processors(cfg, attention_mask)
 
-        out = self.model(
-            input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True, logits_to_keep=1
-        )
+        logits = self.prefill(ids, mask, positions, cache)
         position = positions[:, -1:]
         # the prompt and every token chosen so far, written in place (no re-allocation per token)
         out_ids = torch.full((batch, length + max_new), pad, dtype=input_ids.dtype, device=device)
@@ -519,7 +582,6 @@ class StaticDecoder:
         unfinished = torch.ones(batch, dtype=torch.bool, device=device)
         pads = torch.full((batch,), pad, dtype=torch.long, device=device)
         step = self.step_fn()
-        logits = out.logits
         for t in range(max_new):
             sequences = out_ids[:, : length + t]
             if processors or cfg.do_sample or logits.dtype != torch.float32:
