@@ -20,7 +20,7 @@ generic stopping machinery. :class:`StaticDecoder` runs the same model forward w
   SiLU MLP, a rotary embedding without data-dependent rescaling), a *traced* step: the same
   tensor operations as those modules, in the same order and on the same weights (so the logits
   are bit for bit those of the module step: tests compare them), written as one function over
-  the weights and recorded once per (batch, cache length) with ``torch.jit.trace``; each decode
+  the weights and recorded once per batch shape with ``torch.jit.trace``; each decode
   token then runs as one call into TorchScript's C++ interpreter instead of ~60 Python-level
   module calls (a 16-token request of the bench model: 0.9 -> 0.55 ms per token on one CPU
   thread). Recording takes ~20 ms; the recordings share the model's weight storage, so
@@ -121,20 +121,26 @@ def argmax(scores: Any) -> Any:
     """``torch.argmax(scores, dim=-1)``: the first index of each row's largest value (a NaN counts
     as largest, as in torch). On CPU float32 through NumPy, whose argmax is vectorised: 27 us -> 2 us
     per 32k-vocabulary row, the largest per-token cost after the model on small models."""
-    if scores.device.type == "cpu" and scores.dtype == import_torch().float32 and scores.dim() == 2:
-        torch = import_torch()
+    torch = import_torch()
+    if scores.device.type == "cpu" and scores.dtype == torch.float32 and scores.dim() == 2:
         return torch.from_numpy(scores.detach().numpy().argmax(-1))
-    return import_torch().argmax(scores, dim=-1)
+    return torch.argmax(scores, dim=-1)
+
+
+def cache_tensors(cache: Any) -> list[Any]:
+    """A static cache's tensors in the traced function's argument order: per layer keys, values
+    and running length."""
+    out = []
+    for layer in cache.layers:
+        out += [layer.keys, layer.values, layer.cumulative_length]
+    return out
 
 
 def kernel_signature(kernel: Callable[..., Any]) -> Callable[..., Any]:
     """``kernel`` (tensors-only arguments) behind the step signature ``(ids, mask, positions, cache)``."""
 
     def step(input_ids: Any, attention_mask: Any, position_ids: Any, cache: Any) -> Any:
-        kv = []
-        for layer in cache.layers:
-            kv += [layer.keys, layer.values, layer.cumulative_length]
-        return kernel(input_ids, attention_mask, position_ids, *kv)
+        return kernel(input_ids, attention_mask, position_ids, *cache_tensors(cache))
 
     return step
 
@@ -450,9 +456,7 @@ class StaticDecoder:
         return step
 
     def _run_traced(self, kernel: Callable[..., Any], ids: Any, mask: Any, positions: Any, cache: Any) -> Any:
-        kv = []
-        for layer in cache.layers:
-            kv += [layer.keys, layer.values, layer.cumulative_length]
+        kv = cache_tensors(cache)
         key = (*ids.shape, kv[0].shape[2], mask is None, kv[0].dtype, str(ids.device))
         fn = self._traced.get(key)
         if fn is None:
