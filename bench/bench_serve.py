@@ -20,7 +20,10 @@ TARGET = 3.0  # batching speed-up at concurrency 8
 #: openmind (batched) / LLaMA-Factory req/s per concurrency (issue 20)
 LF_TARGETS = {1: 2.0, 8: 5.0, 32: 6.0}
 BATCH_WAIT_MS = 10
-ROUNDS = 3
+ROUNDS = 5
+#: requests per measured pass: at least this many (a pass of a few hundred ms at concurrency 1 mostly
+#: measures the host's load of that moment), and 8 per concurrent client
+MIN_REQUESTS = 96
 
 
 async def _load(url: str, concurrency: int, total: int) -> float:
@@ -161,7 +164,7 @@ def run() -> list[dict]:
             for _ in range(rounds):
                 for label, (_proc, url, batch) in running.items():
                     before = httpx.get(url + "/health").json() if batch else None
-                    total = max(24, concurrency * 8)
+                    total = max(MIN_REQUESTS, concurrency * 8)
                     rate = asyncio.run(_load(url, concurrency, total))
                     rates.setdefault((label, concurrency), []).append(rate)
                     if batch:

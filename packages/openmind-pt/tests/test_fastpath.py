@@ -217,6 +217,31 @@ def test_patched_layers_are_not_traced(loaded):
         del norm.forward
 
 
+def test_a_rotary_function_other_than_the_librarys_is_not_rewritten(loaded, monkeypatch):
+    """The traced step writes apply_rotary_pos_emb's operations out (its split point a constant);
+    where the model's module has another function there (a hub kernel, another formula), the
+    module-calling step runs that one and the reason is kept."""
+    import importlib
+
+    _, _, model, enc = loaded
+    home = importlib.import_module(type(model).__module__)
+    original = home.apply_rotary_pos_emb
+
+    def other(q, k, cos, sin, unsqueeze_dim=1):
+        q, k = original(q, k, cos, sin, unsqueeze_dim)
+        return q * 0.5, k
+
+    monkeypatch.setattr(home, "apply_rotary_pos_emb", other)
+    decoder = StaticDecoder(model)
+    _steps(decoder, model, enc, steps=2)
+    assert not decoder._traced
+    assert "apply_rotary_pos_emb" in decoder.trace_reason
+    monkeypatch.setattr(home, "apply_rotary_pos_emb", original)
+    decoder = StaticDecoder(model)
+    _steps(decoder, model, enc, steps=2)
+    assert decoder._traced and decoder.trace_reason is None
+
+
 def test_eos_stops_rows_like_generate(loaded):
     _, _, model, enc = loaded
     free, _, _ = _both(model, enc, max_new_tokens=16, do_sample=False, pad_token_id=2)
