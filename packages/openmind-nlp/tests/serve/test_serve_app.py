@@ -354,3 +354,41 @@ def test_server_runs_on_uvloop_and_httptools():
         assert config.http_protocol_class.__name__ == "HttpToolsProtocol"
         r = post(s, "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3})
         assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"]
+
+
+def test_short_text_prompts_are_prepared_on_the_event_loop_long_ones_off_it():
+    """Rendering and tokenizing a short text prompt takes less than a hand-off to a worker thread
+    and back: it runs on the event loop. A long prompt, tools or image parts go to a worker thread
+    (the loop keeps answering other clients meanwhile)."""
+    from openmind.nlp.serve.context import INLINE_PREPARE_CHARS, ServeContext
+    from openmind.nlp.serve.engine import Job
+
+    engine = ScriptedEngine()
+    seen = []
+
+    def recording(job):
+        seen.append(threading.current_thread() is threading.main_thread())
+        return 1
+
+    engine.prepare = recording
+    ctx = ServeContext(engine, ServeSettings())
+    user = {"role": "user", "content": "hi there"}
+    image = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:,"}}]}
+    cases = [
+        (Job(kind="chat", prompt=[user]), True),
+        (Job(kind="completion", prompt="once upon a time"), True),
+        (Job(kind="completion", prompt=[1, 2, 3]), True),
+        (Job(kind="embedding", prompt=["a", "b"]), True),
+        (Job(kind="chat", prompt=[{"role": "user", "content": "x" * (INLINE_PREPARE_CHARS + 1)}]), False),
+        (Job(kind="chat", prompt=[user] * (INLINE_PREPARE_CHARS // 8)), False),
+        (Job(kind="chat", prompt=[user], tools=[{"type": "function", "function": {"name": "f"}}]), False),
+        (Job(kind="chat", prompt=[image]), False),
+        (Job(kind="embedding", prompt=[[1, 2], [3]]), False),
+    ]
+
+    async def run():
+        for job, _ in cases:
+            await ctx.prepare_async(job)
+
+    asyncio.run(run())
+    assert seen == [inline for _, inline in cases]

@@ -6,6 +6,7 @@ import time
 import uuid
 
 from fastapi import Request
+from fastapi.responses import JSONResponse
 
 from openmind.nlp.serve.engine import Job
 from openmind.nlp.serve.formatting import chat_logprobs, sampling, usage
@@ -63,11 +64,14 @@ async def handler(request: Request):
                 "finish_reason": finish,
             }
         )
-    return {
-        "id": ident,
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model_name,
-        "choices": choices,
-        "usage": usage(job.prompt_tokens, result.outputs),
-    }
+    # already JSON types: straight to JSON (FastAPI would walk it with jsonable_encoder first)
+    return JSONResponse(
+        {
+            "id": ident,
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model_name,
+            "choices": choices,
+            "usage": usage(job.prompt_tokens, result.outputs),
+        }
+    )

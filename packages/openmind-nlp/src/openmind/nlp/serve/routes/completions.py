@@ -7,6 +7,7 @@ import time
 import uuid
 
 from fastapi import Request
+from fastapi.responses import JSONResponse
 
 from openmind.nlp.serve.context import ApiError
 from openmind.nlp.serve.engine import Job
@@ -64,15 +65,18 @@ async def handler(request: Request):
                     "finish_reason": out.finish_reason,
                 }
             )
-    return {
-        "id": ident,
-        "object": "text_completion",
-        "created": int(time.time()),
-        "model": model_name,
-        "choices": choices,
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
-    }
+    # already JSON types: straight to JSON (FastAPI would walk it with jsonable_encoder first)
+    return JSONResponse(
+        {
+            "id": ident,
+            "object": "text_completion",
+            "created": int(time.time()),
+            "model": model_name,
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+    )

@@ -7,6 +7,7 @@ import struct
 from typing import Any
 
 from fastapi import Request
+from fastapi.responses import JSONResponse
 
 from openmind.nlp.serve.engine import Job
 from openmind.nlp.serve.schemas import EmbeddingRequest
@@ -27,9 +28,12 @@ async def handler(request: Request):
         else:
             value = vector
         data.append({"object": "embedding", "index": i, "embedding": value})
-    return {
-        "object": "list",
-        "data": data,
-        "model": body.model or ctx.settings.served_model_name,
-        "usage": {"prompt_tokens": job.prompt_tokens, "total_tokens": job.prompt_tokens},
-    }
+    # already JSON types: straight to JSON (FastAPI would walk it with jsonable_encoder first)
+    return JSONResponse(
+        {
+            "object": "list",
+            "data": data,
+            "model": body.model or ctx.settings.served_model_name,
+            "usage": {"prompt_tokens": job.prompt_tokens, "total_tokens": job.prompt_tokens},
+        }
+    )
