@@ -26,11 +26,16 @@ def reversal_rows(n: int, seed: int, lo: int = 4, hi: int = 6) -> list[dict]:
     return rows
 
 
-TASKS = {"Reverse": lambda s: s[::-1], "Rotate": lambda s: s[1:] + s[0]}
+TASKS = {
+    "Reverse": lambda s: s[::-1],
+    "Rotate": lambda s: s[1:] + s[0],
+    "Next": lambda s: "".join(str((int(c) + 1) % 10) for c in reversed(s)),
+}
 
 
 def task_rows(task: str, n: int, seed: int, length: int = 5) -> list[dict]:
-    """``{task} 12345`` -> the digits reversed (``Reverse``) or rotated left by one (``Rotate``)."""
+    """``{task} 12345`` -> the digits reversed (``Reverse``), rotated left by one (``Rotate``) or
+    reversed with each digit one up (``Next``: ``65432``)."""
     rng = random.Random(seed)
     rows = []
     for _ in range(n):
@@ -98,7 +103,8 @@ def learns(tmp_path: Path, base: Path, framework: str) -> None:
     goes from ~0% to >= 90% held-out exact match through the chat pipeline:
 
     1. full SFT on ``Reverse 12345`` -> ``54321``;
-    2. LoRA on that base for a new mapping, ``Rotate 12345`` -> ``23451``, which it gets wrong;
+    2. LoRA on that base for a new mapping, ``Next 12345`` -> ``65432`` (reversed, each digit one
+       up), which it gets wrong;
     3. ``openmind export`` merges the adapter, and the merged model answers the same.
     """
     import openmind
@@ -132,25 +138,27 @@ def learns(tmp_path: Path, base: Path, framework: str) -> None:
     assert result.final_loss < 0.2
     assert exact_match(test, model=str(full), **on) >= 0.9  # the run folder is the model
 
-    rotate = task_rows("Rotate", 2000, seed=5)
-    rotate_test = held_out("Rotate", rotate)
-    assert exact_match(rotate_test, model=str(full), **on) <= 0.05  # the base reverses instead
+    # the new mapping keeps the base's reversal and changes what each digit becomes: LoRA learns it
+    # from every seed tried (loss ~0.005, EM 1.0 in 7 of 7 in 300 steps). Rotating instead (a new
+    # attention pattern) ended on a plateau from some seeds and machines (loss 0.1-0.9, EM 0-0.8
+    # even in 800 steps), so the test failed or passed by the machine's rounding
+    nxt = task_rows("Next", 2000, seed=5)
+    next_test = held_out("Next", nxt)
+    assert exact_match(next_test, model=str(full), **on) <= 0.05  # the base reverses without the shift
     lora = tmp_path / "lora"
     openmind.train(
         None,
         model=str(full),
-        dataset=[str(write_jsonl(tmp_path / "rotate.jsonl", rotate))],
+        dataset=[str(write_jsonl(tmp_path / "next.jsonl", nxt))],
         finetuning_type="lora",
         lora_rank=16,
         output_dir=str(lora),
-        # 150 steps sufficed from some bases and not from others (EM 0.08-0.13 with loss 0.29 from
-        # an ms-trained base, on both frameworks alike); 300 reach loss ~0.003 and EM 1.0
         max_steps=300,
         learning_rate=1e-2,
         **common,
     )
-    assert exact_match(rotate_test, model=str(full), adapter=str(lora), **on) >= 0.9
+    assert exact_match(next_test, model=str(full), adapter=str(lora), **on) >= 0.9
     merged = tmp_path / "merged"
     export = ["export", "--model", str(full), "--adapter", str(lora), "--out", str(merged), "--framework", framework]
     assert main(export) == 0
-    assert exact_match(rotate_test, model=str(merged), **on) >= 0.9
+    assert exact_match(next_test, model=str(merged), **on) >= 0.9

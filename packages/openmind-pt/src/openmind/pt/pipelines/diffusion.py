@@ -3,7 +3,8 @@
 The folder's own pipeline class (``model_index.json``) is loaded through diffusers' auto pipelines
 for the task (a text-to-image folder serves image-to-image and inpainting too, as in openMind 1.0),
 then called with the request's parameters; ``seed`` seeds one CPU ``torch.Generator`` per image
-(image ``j`` of a prompt gets ``seed + j``), so results do not depend on batching.
+(image ``j`` of a prompt gets ``seed + j``), so each image gets the noise of its run alone (the
+same picture batched or not, up to how the CPU's batched kernels round: a pixel level, rarely).
 """
 
 from __future__ import annotations
