@@ -251,6 +251,10 @@ def test_eos_stops_rows_like_generate(loaded):
     reference, fast, _ = _both(model, enc, max_new_tokens=16, do_sample=False, eos_token_id=eos, pad_token_id=0)
     assert fast.tolist() == reference.tolist()
     assert (reference[0, width + 5 :] == 0).all()
+    # one end-of-sequence id (compared as a scalar on the fast path): row 0 ends, row 1 keeps going
+    reference, fast, _ = _both(model, enc, max_new_tokens=16, do_sample=False, eos_token_id=eos[0], pad_token_id=0)
+    assert fast.tolist() == reference.tolist()
+    assert (reference[0, width + 5 :] == 0).all() and reference.shape[1] == width + 16
 
 
 def test_seeded_sampling_draws_the_same_tokens(loaded):

@@ -494,6 +494,11 @@ class StaticDecoder:
 
     def _run_traced(self, kernel: Callable[..., Any], ids: Any, mask: Any, positions: Any, cache: Any) -> Any:
         kv = cache_tensors(cache)
+        fn = self._traced_for(kernel, ids, mask, positions, kv)
+        return fn(ids, positions, *kv) if mask is None else fn(ids, mask, positions, *kv)
+
+    def _traced_for(self, kernel: Callable[..., Any], ids: Any, mask: Any, positions: Any, kv: list) -> Any:
+        """The recording of ``kernel`` for these inputs' shapes (recorded now if new)."""
         key = (*ids.shape, kv[0].shape[2], mask is None, kv[0].dtype, str(ids.device))
         fn = self._traced.get(key)
         if fn is None:
@@ -513,7 +518,22 @@ class StaticDecoder:
             if len(self._traced) >= TRACE_CACHE_SIZE:
                 self._traced.clear()
             self._traced[key] = fn
-        return fn(ids, positions, *kv) if mask is None else fn(ids, mask, positions, *kv)
+        return fn
+
+    def bound_step(self, ids: Any, mask: Any, positions: Any, cache: Any) -> Callable[[Any, Any, Any], Any]:
+        """The decode step for a loop whose inputs keep these shapes and this cache:
+        ``(ids, mask, positions) -> logits``. With a traced step, the recording is looked up once
+        and called with the cache's tensors directly (the per-call lookup, a few us, is left out
+        of every later token); otherwise :meth:`step_fn` as it is."""
+        step = self.step_fn()
+        kernel = self._kernel
+        if kernel is None or not self._traced_ok:
+            return lambda ids, mask, positions: step(ids, mask, positions, cache)
+        kv = cache_tensors(cache)
+        fn = self._traced_for(kernel, ids, mask, positions, kv)
+        if mask is None:
+            return lambda ids, mask, positions: fn(ids, positions, *kv)
+        return lambda ids, mask, positions: fn(ids, mask, positions, *kv)
 
     def _record(self, kernel: Callable[..., Any], inputs: tuple, kv: list) -> Callable[..., Any]:
         """``kernel`` traced on ``(*inputs, *kv)`` (the cache's running lengths restored afterwards),
@@ -627,10 +647,13 @@ class StaticDecoder:
         out_ids[:, :length] = input_ids
         unfinished = torch.ones(batch, dtype=torch.bool, device=device)
         pads = torch.full((batch,), pad, dtype=torch.long, device=device)
-        step = self.step_fn()
+        step = None  # bound at the first decode step: from then on the shapes and the cache stay the same
         # sdpa's bool mask is a view of ``valid``: made once, it follows the in-place updates
         fixed_mask = self.step_mask(valid) if self.model.config._attn_implementation != "eager" else None
         on_cpu = device.type == "cpu"
+        # plain greedy: the logits are read in place (no copy for processors) and the argmax of
+        # float32 logits on CPU is NumPy's, straight from their view (see argmax())
+        plain = not processors and not cfg.do_sample and logits.dtype == torch.float32
         if on_cpu:
             # the per-token bookkeeping on NumPy views of the same memory: well under a microsecond per
             # operation instead of a few per torch call (~10 of them per token)
@@ -641,27 +664,37 @@ class StaticDecoder:
             position_np = position.numpy()
             unfinished_np = np.ones(batch, dtype=bool)
             eos_np = np.asarray(eos, dtype=np.int64)
+            eos0 = eos[0] if len(eos) == 1 else None
+            count = np.count_nonzero
+            running = True  # no row has finished yet: nothing to pad, nothing to count
         for t in range(max_new):
-            if processors or cfg.do_sample or logits.dtype != torch.float32:
-                scores = logits[:, -1].to(copy=True, dtype=torch.float32, device=device)
-            else:  # plain greedy: read the logits in place (the processors' copy is not needed)
-                scores = logits[:, -1]
-            if processors:
-                scores = processors(out_ids[:, : length + t], scores)
-            if cfg.do_sample:
-                chosen = torch.multinomial(torch.softmax(scores, dim=-1), num_samples=1).squeeze(1)
+            if on_cpu and plain:
+                picked = logits.detach().numpy()[:, -1].argmax(-1)
             else:
-                chosen = argmax(scores)
+                scores = logits[:, -1] if plain else logits[:, -1].to(copy=True, dtype=torch.float32, device=device)
+                if processors:
+                    scores = processors(out_ids[:, : length + t], scores)
+                if cfg.do_sample:
+                    chosen = torch.multinomial(torch.softmax(scores, dim=-1), num_samples=1).squeeze(1)
+                else:
+                    chosen = argmax(scores)
+                if on_cpu:
+                    picked = chosen.numpy()
             if on_cpu:
-                picked = chosen.numpy()
-                if eos:
-                    picked = np.where(unfinished_np, picked, pad)  # finished rows get padding
+                if eos and not running:
+                    picked = np.where(unfinished_np, picked, pad)  # finished rows get padding (as generate)
                 out_np[:, length + t] = picked
                 if eos:
-                    unfinished_np &= (picked[:, None] != eos_np).all(1)
+                    ended = picked == eos0 if eos0 is not None else np.isin(picked, eos_np)
+                    if count(ended):  # np.count_nonzero: no ufunc reduction set up for a few rows
+                        unfinished_np &= ~ended
+                        running = False
                 if stopping is not None:
-                    unfinished_np &= ~stopping(out_ids[:, : length + t + 1], None).numpy()
-                if t == max_new - 1 or not unfinished_np.any():
+                    ended = stopping(out_ids[:, : length + t + 1], None).numpy()
+                    if count(ended):
+                        unfinished_np &= ~ended
+                        running = False
+                if t == max_new - 1 or (not running and not count(unfinished_np)):
                     return out_ids[:, : length + t + 1]
                 valid_np[:, width + t] = True
                 position_np += 1
@@ -680,5 +713,7 @@ class StaticDecoder:
                 position = position + 1
                 next_ids = chosen[:, None]
             step_mask = fixed_mask if fixed_mask is not None else self.step_mask(valid)
-            logits = step(next_ids, step_mask, position, cache)
+            if step is None:
+                step = self.bound_step(next_ids, step_mask, position, cache)
+            logits = step(next_ids, step_mask, position)
         return out_ids[:, :length]

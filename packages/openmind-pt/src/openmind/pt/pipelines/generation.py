@@ -62,6 +62,9 @@ class RowWatcher:
         self.ended_at: list[int | None] = [None] * n
         #: generated tokens seen at the last call
         self._seen = 0
+        #: ``done`` as the tensor each call returns (updated in place when a row ends: callers
+        #: combine it into new tensors and do not keep it; a new tensor per token cost more)
+        self._done = None
 
     def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
         n = len(self.done)
@@ -96,7 +99,11 @@ class RowWatcher:
             if ended:
                 self.done[r] = True
                 self.ended_at[r] = len(tokens) + (0 if self.rows[r].stopped or self.cancelled[r] else 1)
-        return self.torch.tensor(self.done, dtype=self.torch.bool, device=input_ids.device)
+                if self._done is not None:
+                    self._done[r] = True
+        if self._done is None:  # one watcher per batch: one device
+            self._done = self.torch.tensor(self.done, dtype=self.torch.bool, device=input_ids.device)
+        return self._done
 
 
 class TorchCausalLM(CausalLMPipeline):
