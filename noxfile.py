@@ -469,7 +469,7 @@ def bench(session: nox.Session) -> None:
     install(
         session,
         ["core", "nlp", "data", "mm", "pt"],
-        extra + ["fastapi", "uvicorn", "uvloop", "httptools", "openai", "httpx", "psutil"],
+        extra + ["fastapi", "uvicorn", "uvloop", "httptools", "openai", "httpx", "aiohttp", "psutil"],
     )
     env = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     if not session.posargs or any("ms" in name for name in session.posargs):
