@@ -181,6 +181,31 @@ def test_traced_prefill_equals_the_forward_bit_for_bit(loaded, frozen):
         model.requires_grad_(True)
 
 
+def test_prefill_masks_are_reused_only_for_the_same_layout(loaded):
+    """The prefill's mask is kept per prompt layout (shape, padding, positions): the same layout
+    reuses it, a batch of the same shape padded elsewhere gets its own, and both prefill exactly as
+    the model's forward."""
+    _, _, model, enc = loaded
+    ids, mask = enc["input_ids"], enc["attention_mask"]
+    flipped_ids, flipped_mask = ids.flip(0), mask.flip(0)  # the same shape, the padding on other rows
+    assert not torch.equal(mask, flipped_mask)
+    decoder = StaticDecoder(model)
+    for ids_, mask_, entries in ((ids, mask, 1), (ids, mask, 1), (flipped_ids, flipped_mask, 2)):
+        positions = (mask_.cumsum(-1) - 1).masked_fill(mask_ == 0, 0)
+        with torch.inference_mode():
+            fast = decoder.prefill(ids_, mask_, positions, decoder.cache(ids_.shape[0], 128))
+            reference = model(
+                input_ids=ids_,
+                attention_mask=mask_,
+                position_ids=positions,
+                cache=StaticDecoder(model).cache(ids_.shape[0], 128),
+                use_cache=True,
+                logits_to_keep=1,
+            ).logits
+        assert torch.equal(fast, reference)
+        assert len(decoder._masks) == entries
+
+
 def test_traced_step_sees_weights_changed_in_place(loaded):
     """Recordings share the model's weight storage: an in-place update (training in the same
     process, a merged adapter) changes what the next call computes, without re-tracing."""
@@ -425,3 +450,11 @@ def test_row_watcher_reads_one_column_per_step_like_a_full_scan():
     assert stepwise.ended_at == [2, 1, 4]  # eos counted, cancelled after its first token
     assert scanned.ended_at == [2, 4, 4]  # seen once, after all four tokens
     assert stepwise.cancelled == scanned.cancelled == [False, True, False]
+    # the decode loop's entry: the newest tokens as a list (after one ordinary call)
+    listed = RowWatcher(None, batch)
+    assert listed.newest(new[:, 0].tolist(), 1) is None  # never called yet: call it as usual
+    listed(sequences[:, :4], None)
+    for t in range(2, 5):
+        done = listed.newest(new[:, t - 1].tolist(), t)
+    assert done.tolist() == [True, True, True] and listed.ended_at == stepwise.ended_at
+    assert listed.newest(new[:, 3].tolist(), 7) is None  # not the next token: rows must be read

@@ -67,7 +67,6 @@ class RowWatcher:
         self._done = None
 
     def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-        n = len(self.done)
         produced = input_ids.shape[1] - self.start
         # called after each token (one more than last time), a row's first end-of-sequence token is
         # its newest one: without text to decode (only cancellation to check) one column is read per
@@ -75,7 +74,25 @@ class RowWatcher:
         one_more = produced == self._seen + 1
         self._seen = produced
         last = input_ids[:, -1].tolist() if one_more and not self.decode else None
-        for r in range(n):
+        self._check(last, produced, input_ids)
+        if self._done is None:  # one watcher per batch: one device
+            self._done = self.torch.tensor(self.done, dtype=self.torch.bool, device=input_ids.device)
+        return self._done
+
+    def newest(self, last: list[int], produced: int) -> Any:
+        """What calling the watcher after one more token per row returns, from those tokens
+        (``last``: each row's newest, padding for finished rows) and the count generated so far:
+        the decode loop has them as a list and needs no slice of the sequences. ``None`` when the
+        watcher needs whole rows (text to decode), the call is not the next token, or it was never
+        called (it learns the device then): call it as usual instead."""
+        if self.decode or produced != self._seen + 1 or self._done is None:
+            return None
+        self._seen = produced
+        self._check(last, produced, None)
+        return self._done
+
+    def _check(self, last: list[int] | None, produced: int, input_ids: Any) -> None:
+        for r in range(len(self.done)):
             if self.done[r]:
                 continue
             ended = False
@@ -101,9 +118,6 @@ class RowWatcher:
                 self.ended_at[r] = len(tokens) + (0 if self.rows[r].stopped or self.cancelled[r] else 1)
                 if self._done is not None:
                     self._done[r] = True
-        if self._done is None:  # one watcher per batch: one device
-            self._done = self.torch.tensor(self.done, dtype=self.torch.bool, device=input_ids.device)
-        return self._done
 
 
 class TorchCausalLM(CausalLMPipeline):
