@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 
 import pytest
 import torch
@@ -85,3 +86,22 @@ def test_ddp_two_gloo_processes_match_one_process(tiny_dir, sft_file, tmp_path):
         assert torch.allclose(b[name], value, atol=1e-5), name
     summary = json.loads((two / "train_summary.json").read_text())
     assert summary["tokens"] == json.loads((one / "train_summary.json").read_text())["tokens"]
+
+
+def test_process_group_destroyed_at_exit_while_interpreter_is_whole(tmp_path):
+    # a torchrun worker that exits with its gloo group alive can die of SIGABRT in teardown
+    # ("terminate called without an active exception"); openmind destroys the group in an atexit hook
+    code = f"""
+import atexit, sys
+import torch.distributed as dist
+from openmind.pt.training.distributed import end_process_group_at_exit
+atexit.register(lambda: print("initialized at exit:", dist.is_initialized(), flush=True))  # runs last
+dist.init_process_group("gloo", init_method="file://{tmp_path / "store"}", rank=0, world_size=1)
+end_process_group_at_exit()
+end_process_group_at_exit()  # registered once
+assert dist.is_initialized()
+print("trained", flush=True)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == "trained initialized at exit: False".split()

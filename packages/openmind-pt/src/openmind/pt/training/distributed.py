@@ -11,6 +11,7 @@ configuration and refuses, before any step (OM-T014), the combinations that cann
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import json
 import os
@@ -20,6 +21,7 @@ from typing import Any
 from openmind.core.training.errors import T_BAD_SETUP, T_DISTRIBUTED
 
 PRESETS = Path(__file__).parent / "presets"
+_EXIT_HOOK: list[bool] = []
 DEEPSPEED_PRESETS = ("z1", "z2", "z2-offload", "z3", "z3-offload")
 FSDP_PRESETS = ("full_shard", "shard_grad_op", "full_shard_offload")
 
@@ -123,3 +125,28 @@ def trainer_kwargs(args: Any) -> dict[str, Any]:
     if t.fsdp:
         return {"fsdp": True, "fsdp_config": fsdp_config(t.fsdp)}
     return {}
+
+
+def end_process_group_at_exit() -> None:
+    """Destroy the default process group when the process exits, while the interpreter is still whole.
+
+    A torchrun worker that leaves without ``destroy_process_group()`` can be killed by SIGABRT
+    ("terminate called without an active exception") during interpreter teardown: gloo's worker
+    threads still hold work objects whose tensors need the GIL. The group stays usable until exit
+    (an SDK caller can still evaluate or save after ``train()``); registered once per process.
+    """
+    if not _EXIT_HOOK:
+        _EXIT_HOOK.append(True)
+        atexit.register(_destroy_process_group)
+
+
+def _destroy_process_group() -> None:
+    try:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()
+    except Exception as exc:  # exit must go on; the training's results are already written
+        from openmind.core.logs import logger
+
+        logger.debug("destroying the process group at exit failed: %s", exc)

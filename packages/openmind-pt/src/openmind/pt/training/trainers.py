@@ -124,6 +124,9 @@ class TorchTrainer(FrameworkTrainer):
         self.hf = self.build_trainer()
 
     def train(self) -> TrainResult:
+        from openmind.pt.training.distributed import end_process_group_at_exit
+
+        end_process_group_at_exit()
         self.check()
         out = Path(self.args.training.output_dir)
         start = time.perf_counter()
