@@ -12,6 +12,7 @@ configuration and refuses, before any step (OM-T014), the combinations that cann
 from __future__ import annotations
 
 import atexit
+import functools
 import importlib.util
 import json
 import os
@@ -21,7 +22,6 @@ from typing import Any
 from openmind.core.training.errors import T_BAD_SETUP, T_DISTRIBUTED
 
 PRESETS = Path(__file__).parent / "presets"
-_EXIT_HOOK: list[bool] = []
 DEEPSPEED_PRESETS = ("z1", "z2", "z2-offload", "z3", "z3-offload")
 FSDP_PRESETS = ("full_shard", "shard_grad_op", "full_shard_offload")
 
@@ -127,17 +127,16 @@ def trainer_kwargs(args: Any) -> dict[str, Any]:
     return {}
 
 
+@functools.cache  # registered once per process
 def end_process_group_at_exit() -> None:
     """Destroy the default process group when the process exits, while the interpreter is still whole.
 
     A torchrun worker that leaves without ``destroy_process_group()`` can be killed by SIGABRT
     ("terminate called without an active exception") during interpreter teardown: gloo's worker
     threads still hold work objects whose tensors need the GIL. The group stays usable until exit
-    (an SDK caller can still evaluate or save after ``train()``); registered once per process.
+    (an SDK caller can still evaluate or save after ``train()``).
     """
-    if not _EXIT_HOOK:
-        _EXIT_HOOK.append(True)
-        atexit.register(_destroy_process_group)
+    atexit.register(_destroy_process_group)
 
 
 def _destroy_process_group() -> None:
