@@ -108,7 +108,7 @@ def run_openmind(rows_dir: str, tok_dir: str, out_dir: str, cache_dir: str, cuto
 
     tokenizer = AutoTokenizer.from_pretrained(tok_dir)
     template = load_template("llama2")
-    timed = _Timed(Encoder, "tokenize")  # the batched Rust encode of whole conversations
+    timed = _Timed(Encoder, "tokenize")  # the tokenisation of whole conversations (batched)
     args = DataArguments(
         dataset=["bench"],
         dataset_dir=rows_dir,
@@ -131,6 +131,7 @@ def run_openmind(rows_dir: str, tok_dir: str, out_dir: str, cache_dir: str, cuto
         "from_cache": data.from_cache,
         "parent_cpu_seconds": own,
         "tokenizer_cpu_seconds": timed.seconds if workers == 1 else None,
+        "tokenizer_path": "word-memoised BPE" if Encoder(tokenizer, template).words else "Rust encode_batch",
         "peak_rss_mb": _peak_mb(),
     }
 

@@ -6,7 +6,9 @@ How a conversation becomes ``input_ids``/``labels``:
    (:meth:`openmind.nlp.templates.Template.segments`);
 2. the whole rendered string is tokenised **once** (a batch of conversations in one call to the
    Rust tokenizer), so ``input_ids`` are exactly what ``apply_chat_template(tokenize=True)``
-   gives — tokens merge across piece boundaries the same way they do at inference;
+   gives — tokens merge across piece boundaries the same way they do at inference. SentencePiece-
+   style BPE tokenizers (Llama-2, Mistral v1, ...) go through :mod:`openmind.data.wordcache`
+   instead: the same BPE model asked once per distinct word, the same ids, ~2.5x less CPU;
 3. each token takes the piece its first character belongs to (character offsets from the
    tokenizer): tokens of trainable pieces keep their id as label, the others get
    ``IGNORE_INDEX``. ``train_on``: ``assistant`` (every assistant turn, the default), ``last``
@@ -31,6 +33,7 @@ from typing import Any
 
 from openmind.core.training.layout import IGNORE_INDEX
 from openmind.data.formats import PAIR_STAGES, for_template, parse_tools
+from openmind.data.wordcache import Located
 
 #: row status codes written by the encoder (counted in the report, see preparation.py)
 OK, TRUNCATED, DROPPED, TOO_LONG, NO_LABELS = 0, 1, 2, 3, 4
@@ -111,6 +114,8 @@ class Encoder:
         self.cutoff_len = int(cutoff_len)
         self.truncation = truncation
         self._backend = None
+        #: per-word memo of the BPE (:mod:`openmind.data.wordcache`); False: the tokenizer is not eligible
+        self._words: Any = None
         self._specials: tuple[list[int], list[int]] | None = None
         self._longest: int | None = None
         #: return ``pyarrow.Table`` batches (what ``prepare`` uses: no per-value type inference on write)
@@ -119,6 +124,7 @@ class Encoder:
     def __getstate__(self) -> dict[str, Any]:  # the Rust backend copy is rebuilt in each worker
         state = dict(self.__dict__)
         state["_backend"] = None
+        state["_words"] = None
         return state
 
     # ---- tokenisation -----------------------------------------------------------------
@@ -135,13 +141,27 @@ class Encoder:
         """Build what every batch needs (the Rust backend, the character bound of
         :meth:`char_limit`) once, before worker processes are forked: they inherit it instead of
         each parsing the vocabulary again."""
-        _ = self.backend
+        _ = self.words
         self.char_limit()
         return self
+
+    @property
+    def words(self) -> Any:
+        """The word-memoised encoder of the backend where it is exact, else None (built once)."""
+        words = self._words
+        backend = self.backend
+        if words is None or (words and words.backend is not backend):
+            from openmind.data.wordcache import WordCache
+
+            words = self._words = (WordCache.for_backend(backend) if backend else None) or False
+        return words or None
 
     def tokenize(self, texts: list[str]) -> list[tuple[list[int], Any]]:
         """``[(ids, where)]`` of whole strings, in one batched call; ``where`` locates characters
         (a ``tokenizers.Encoding``, or the list of token start offsets)."""
+        words = self.words
+        if words is not None:
+            return words.encode_batch(texts)
         backend = self.backend
         if backend:
             return [(e.ids, e) for e in backend.encode_batch(texts, add_special_tokens=False)]
@@ -200,6 +220,8 @@ class Encoder:
         """Index of the first token whose first character is at or after ``pos``."""
         if isinstance(where, list):
             return bisect_left(where, pos)
+        if isinstance(where, Located):
+            return where.first_at(pos)
         k = where.char_to_token(pos)
         if k is None:  # a character no token covers: fall back to the offsets
             return bisect_left([o[0] for o in where.offsets], pos)
