@@ -15,7 +15,7 @@ merges on either side of such a boundary never interact, whatever order their ra
 once per distinct word and memoising the ids, so the ids are exactly the Rust pipeline's
 (tests compare them, and the label masks, on generated texts and on every benchmark row).
 
-It is used only where that argument holds, checked on the tokenizer's own JSON
+It is used only where that argument holds, checked on the tokenizer's own description
 (:meth:`WordCache.for_backend`): a BPE model without dropout or word affixes, no pre-tokenizer,
 the normaliser ``Prepend("▁") + Replace(" ", "▁")``, special tokens matched before
 normalisation without stripping, and the vocabulary condition above. Anything else keeps the
@@ -29,8 +29,8 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from itertools import accumulate, chain
-from operator import itemgetter
+from itertools import accumulate, chain, repeat
+from operator import add
 from typing import Any
 
 SPACE = "\u2581"
@@ -64,16 +64,47 @@ def _eligible(spec: dict[str, Any]) -> bool:
     return not any(SPACE in token.lstrip(SPACE) for token in vocab)
 
 
+def _spec(backend: Any) -> dict[str, Any]:
+    """The parts of the tokenizer's JSON that :func:`_eligible` reads, from the backend's own
+    attributes (serialising the whole tokenizer takes ~10x longer: vocabulary and merges)."""
+    model = backend.model
+    normalizer = backend.normalizer
+    return {
+        "model": {
+            "type": type(model).__name__,
+            "dropout": getattr(model, "dropout", None),
+            "continuing_subword_prefix": getattr(model, "continuing_subword_prefix", None),
+            "end_of_word_suffix": getattr(model, "end_of_word_suffix", None),
+            "vocab": backend.get_vocab(),
+        },
+        "pre_tokenizer": None if backend.pre_tokenizer is None else {},
+        "normalizer": json.loads(normalizer.__getstate__()) if normalizer is not None else None,
+        "added_tokens": [
+            {
+                "id": i,
+                "content": a.content,
+                "normalized": a.normalized,
+                "lstrip": a.lstrip,
+                "rstrip": a.rstrip,
+                "single_word": a.single_word,
+            }
+            for i, a in sorted(backend.get_added_tokens_decoder().items())
+        ],
+    }
+
+
 class Located:
     """Where the tokens of one text start (original character offsets), worked out per query from
     the text's segments (``where`` for :meth:`openmind.data.encoding.Encoder._label`): only the
     segments a label boundary falls in are looked at."""
 
-    __slots__ = ("segments", "_starts")
+    __slots__ = ("segments", "cache", "_starts")
 
-    def __init__(self, segments: list[tuple[int, int, list[str] | None, list]]) -> None:
-        #: (first character, first token, the words or None for a special token, their memo entries)
+    def __init__(self, segments: list[tuple], cache: WordCache) -> None:
+        #: (first character, first token, the word keys or None for a special token, their ids, the
+        #: segment's text where it has single spaces only, else None)
         self.segments = segments
+        self.cache = cache
         self._starts: list[int] | None = None
 
     def first_at(self, pos: int) -> int:
@@ -83,23 +114,32 @@ class Located:
         k = bisect_right(self._starts, pos) - 1
         if k < 0:
             return 0
-        start, first, words, entries = self.segments[k]
-        if words is None:  # a special token: one token at ``start``
+        start, first, keys, ids, single = self.segments[k]
+        if keys is None:  # a special token: one token at ``start``
             return first if start >= pos else first + 1
-        # word j's normalised character 0 is original character start - 1 + (length of the words
-        # before it); the prepended "▁" of word 0 maps to ``start``
-        bases = list(accumulate(map(len, words), initial=start - 1))
-        j = bisect_right(bases, pos, hi=len(words)) - 1
-        token = first + sum(map(len, map(itemgetter(0), entries[:j])))
-        base = bases[j]
-        for k, offset in enumerate(entries[j][1]):
+        # word j (" " + keys[j]) has its normalised character 0 at original character start - 1 +
+        # (length of the words before it); the prepended "▁" of word 0 maps to ``start``
+        if single is not None:  # single spaces: word j starts at the j-th space (found in C)
+            space = single.rfind(" ", 0, pos - start + 1)
+            j = single.count(" ", 0, space + 1) if space >= 0 else 0
+            base = start + space
+        else:
+            bases = list(accumulate(map(add, map(len, keys), repeat(1)), initial=start - 1))
+            j = bisect_right(bases, pos, hi=len(keys)) - 1
+            base = bases[j]
+        token = first + sum(map(len, ids[:j]))
+        for k, offset in enumerate(self.cache.starts_of(keys[j])):
             if max(base + offset, start) >= pos:
                 return token + k
-        return token + len(entries[j][0])
+        return token + len(ids[j])
 
 
 class WordCache:
-    """Ids (and token starts) of whole texts from memoised per-word BPE results; see the module."""
+    """Ids (and token starts) of whole texts from memoised per-word BPE results; see the module.
+
+    A word is a run of spaces and the characters up to the next space; it is memoised under its
+    *key*, the word without its first space (for text without double spaces: ``part.split(" ")``).
+    """
 
     def __init__(self, backend: Any, specials: dict[str, int]) -> None:
         self.backend = backend
@@ -107,7 +147,8 @@ class WordCache:
         self.specials = specials
         ordered = sorted(specials, key=len, reverse=True)  # leftmost-longest, as the Rust matcher
         self._split = re.compile("(" + "|".join(map(re.escape, ordered)) + ")").split if ordered else None
-        self.words: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        self.words: dict[str, tuple[int, ...]] = {}
+        self._starts: dict[str, tuple[int, ...]] = {}
 
     @classmethod
     def for_backend(cls, backend: Any) -> WordCache | None:
@@ -115,26 +156,37 @@ class WordCache:
         if getattr(backend, "pre_tokenizer", 0) is not None:  # cheap first check: most tokenizers have one
             return None
         try:
-            spec = json.loads(backend.to_str())
-        except Exception:  # noqa: BLE001 - a backend that cannot serialise itself: not eligible
+            spec = _spec(backend)
+        except Exception:  # noqa: BLE001 - a backend that does not describe itself: not eligible
             return None
         if not _eligible(spec):
             return None
         specials = {a["content"]: a["id"] for a in spec.get("added_tokens") or []}
         return cls(backend, specials)
 
-    def _word(self, word: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        normalised = word.replace(" ", SPACE)
+    def _word(self, key: str) -> tuple[int, ...]:
+        """Tokenise the word ``" " + key`` with the BPE model and memoise its ids and token starts."""
+        normalised = SPACE + key.replace(" ", SPACE)
         tokens = self.model.tokenize(normalised)
         # the model's offsets count UTF-8 bytes: the character each token starts in (byte-fallback
         # tokens of one character all start at it, as in the Rust pipeline's offsets)
         data = normalised.encode()
         starts = tuple(len(data[: t.offsets[0]].decode("utf-8", errors="ignore")) for t in tokens)
-        entry = (tuple(t.id for t in tokens), starts)
+        ids = tuple(t.id for t in tokens)
         if len(self.words) >= MAX_WORDS:
             self.words.clear()
-        self.words[word] = entry
-        return entry
+            self._starts.clear()
+        self.words[key] = ids
+        self._starts[key] = starts
+        return ids
+
+    def starts_of(self, key: str) -> tuple[int, ...]:
+        """Where the tokens of word ``" " + key`` start in it (normalised characters)."""
+        starts = self._starts.get(key)
+        if starts is None:  # emptied since (the memo is bounded): the same result again
+            self._word(key)
+            starts = self._starts[key]
+        return starts
 
     def encode(self, text: str) -> tuple[list[int], Located]:
         """``(ids, where)`` of ``text`` as ``backend.encode(text, add_special_tokens=False)`` gives them."""
@@ -145,7 +197,7 @@ class WordCache:
         pos = 0
         for i, part in enumerate(parts):
             if i & 1:  # a special token
-                segments.append((pos, len(ids), None, None))
+                segments.append((pos, len(ids), None, None, None))
                 ids.append(self.specials[part])
                 pos += len(part)
                 continue
@@ -153,20 +205,26 @@ class WordCache:
                 continue
             # the segment's normalised text is "▁" + part with spaces as "▁": character k > 0 of it is
             # character k - 1 of the part; the prepended one maps to the part's first character
-            words = [" " + part] if SPACE in part else _WORD.findall(" " + part)
-            entries = list(map(get, words))
-            if None in entries:  # words met for the first time (looked for in C, filled one by one)
-                k = entries.index(None)
+            single = None
+            if SPACE in part:  # a "▁" in the text may merge with the spaces around it: one word
+                keys = [part]
+            elif "  " in part or part[0] == " ":  # runs of spaces stay in one word
+                keys = [w[1:] for w in _WORD.findall(" " + part)]
+            else:
+                keys, single = part.split(" "), part
+            found = list(map(get, keys))
+            if None in found:  # words met for the first time (looked for in C, filled one by one)
+                k = found.index(None)
                 while True:
-                    entries[k] = self._word(words[k])
+                    found[k] = self._word(keys[k])
                     try:
-                        k = entries.index(None, k + 1)
+                        k = found.index(None, k + 1)
                     except ValueError:
                         break
-            segments.append((pos, len(ids), words, entries))
-            ids += chain.from_iterable(map(itemgetter(0), entries))
+            segments.append((pos, len(ids), keys, found, single))
+            ids += chain.from_iterable(found)
             pos += len(part)
-        return ids, Located(segments)
+        return ids, Located(segments, self)
 
     def encode_batch(self, texts: list[str]) -> list[tuple[list[int], Located]]:
         return [self.encode(text) for text in texts]
