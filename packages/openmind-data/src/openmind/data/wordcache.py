@@ -1,4 +1,4 @@
-"""Word-memoised tokenisation for SentencePiece-style BPE tokenizers (Llama-2, Mistral v1, Yi, ...).
+"""Word-memoised tokenisation for SentencePiece BPE tokenizers in the legacy layout (Llama-2, Mistral v0.1).
 
 The fast tokenizers converted from SentencePiece BPE models (``LlamaConverter``'s legacy output)
 have no pre-tokenizer: the normaliser turns spaces into ``▁`` and prepends one, and the BPE model
