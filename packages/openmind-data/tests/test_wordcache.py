@@ -120,15 +120,19 @@ def test_used_only_where_exact(llama2_tok):
     assert WordCache.for_backend(_backend(spec)) is None
 
 
-def test_other_tokenizers_keep_the_rust_path():
-    from transformers import AutoTokenizer
+def test_other_tokenizers_keep_the_rust_path(llama2_tok):
+    from transformers import PreTrainedTokenizerFast
 
-    from openmind.nlp.testing.assets import minilm_path
-
-    tok = AutoTokenizer.from_pretrained(minilm_path())  # WordPiece with a pre-tokenizer
+    # the layout current transformers converts SentencePiece models to: no normaliser, a Metaspace
+    # pre-tokenizer that prepends "▁" to the first section only
+    spec = _spec(llama2_tok)
+    spec["normalizer"] = None
+    spec["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False}
+    tok = PreTrainedTokenizerFast(tokenizer_object=_backend(spec))
     enc = Encoder(tok)
     assert enc.words is None
-    assert enc.tokenize(["hello world"])[0][0] == tok("hello world", add_special_tokens=False)["input_ids"]
+    text = "<s>hello  world </s>"
+    assert enc.tokenize([text])[0][0] == tok(text, add_special_tokens=False)["input_ids"]
 
 
 def test_a_backend_with_truncation_state_gets_its_own_memo(llama2_tok):
