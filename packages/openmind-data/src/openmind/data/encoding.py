@@ -33,7 +33,7 @@ from typing import Any
 
 from openmind.core.training.layout import IGNORE_INDEX
 from openmind.data.formats import PAIR_STAGES, for_template, parse_tools
-from openmind.data.wordcache import Located
+from openmind.data.wordcache import Located, WordCache
 
 #: row status codes written by the encoder (counted in the report, see preparation.py)
 OK, TRUNCATED, DROPPED, TOO_LONG, NO_LABELS = 0, 1, 2, 3, 4
@@ -151,14 +151,13 @@ class Encoder:
         words = self._words
         backend = self.backend
         if words is None or (words and words.backend is not backend):
-            from openmind.data.wordcache import WordCache
-
             words = self._words = (WordCache.for_backend(backend) if backend else None) or False
         return words or None
 
     def tokenize(self, texts: list[str]) -> list[tuple[list[int], Any]]:
         """``[(ids, where)]`` of whole strings, in one batched call; ``where`` locates characters
-        (a ``tokenizers.Encoding``, or the list of token start offsets)."""
+        (a ``tokenizers.Encoding``, a :class:`~openmind.data.wordcache.Located`, or the list of
+        token start offsets)."""
         words = self.words
         if words is not None:
             return words.encode_batch(texts)
