@@ -316,4 +316,6 @@ def main(argv: list[str] | None = None, *, prefer_dialect: str | None = None) ->
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    from openmind.core.exiting import exit_process
+
+    exit_process(main())  # sys.exit, or os._exit after the atexit functions when a plugin asks (torchrun workers)

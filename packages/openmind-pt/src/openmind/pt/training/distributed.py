@@ -135,8 +135,18 @@ def end_process_group_at_exit() -> None:
     ("terminate called without an active exception") during interpreter teardown: gloo's worker
     threads still hold work objects whose tensors need the GIL. The group stays usable until exit
     (an SDK caller can still evaluate or save after ``train()``).
+
+    Destroying the group does not stop gloo's threads while the model still holds the group (FSDP's
+    device mesh, DDP's reducer), so a CLI worker also asks to leave without interpreter teardown
+    (:func:`openmind.core.exiting.leave_promptly`): its atexit functions run, then ``os._exit``.
     """
     atexit.register(_destroy_process_group)
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        from openmind.core.exiting import leave_promptly
+
+        leave_promptly("torch.distributed worker: the process group's threads outlive destroy_process_group")
 
 
 def _destroy_process_group() -> None:
