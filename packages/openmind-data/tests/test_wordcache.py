@@ -5,6 +5,7 @@ where the tokenizer's own JSON makes it exact."""
 import json
 import random
 
+import pytest
 from data_helpers import chat
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -54,36 +55,70 @@ def _assert_same(backend, texts):
             assert where.first_at(pos) == Encoder._first_at(ref, pos, len(ids)), (repr(text), pos)
 
 
-def test_ids_and_token_starts_equal_the_rust_pipeline(llama2_tok):
+#: the layouts SentencePiece BPE tokenizers come in: the legacy tokenizer.json (Llama-2, Mistral v0.1:
+#: a Prepend + Replace normaliser), and what current transformers converts them to (no normaliser, a
+#: Metaspace pre-tokenizer putting "▁" before the first section only, or before every section)
+LAYOUTS = ["legacy", "first", "always"]
+_BACKENDS = {}
+
+
+def _layout_backend(llama2_tok, layout):
+    if layout == "legacy":
+        return llama2_tok.backend_tokenizer
+    if layout not in _BACKENDS:
+        spec = _spec(llama2_tok)
+        spec["normalizer"] = None
+        spec["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": layout, "split": False}
+        _BACKENDS[layout] = _backend(spec)
+    return _BACKENDS[layout]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_ids_and_token_starts_equal_the_rust_pipeline(llama2_tok, layout):
     rng = random.Random(0)
     texts = ["", " ", "Hello world", "  two  spaces  ", "a\u2581 b", "<s>[INST] Hi [/INST] Hello </s>"]
+    texts += ["<s>Hello", "<s> Hello", "</s>  x", "\u2581x y", " \u2581", "<s>\u2581 a", "<s> ", "x<s>"]
     texts += ["".join(rng.choice(PIECES) for _ in range(rng.randint(1, 40))) for _ in range(400)]
-    _assert_same(llama2_tok.backend_tokenizer, texts)
+    backend = _layout_backend(llama2_tok, layout)
+    assert WordCache.for_backend(backend).layout == layout
+    _assert_same(backend, texts)
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from(PIECES) | st.text(max_size=6), max_size=25))
-def test_ids_equal_for_any_text(llama2_tok, parts):
-    _assert_same(llama2_tok.backend_tokenizer, ["".join(parts)])
+@given(st.sampled_from(LAYOUTS), st.lists(st.sampled_from(PIECES) | st.text(max_size=6), max_size=25))
+def test_ids_equal_for_any_text(llama2_tok, layout, parts):
+    _assert_same(_layout_backend(llama2_tok, layout), ["".join(parts)])
 
 
-def test_bounded_memo_gives_the_same_ids(llama2_tok, monkeypatch):
+@pytest.mark.parametrize("layout", ["legacy", "first"])
+def test_bounded_memo_gives_the_same_ids(llama2_tok, layout, monkeypatch):
     monkeypatch.setattr(wordcache, "MAX_WORDS", 8)
-    backend = llama2_tok.backend_tokenizer
+    backend = _layout_backend(llama2_tok, layout)
     cache = WordCache.for_backend(backend)
-    texts = [f"word{i} and more words {i * 7}" for i in range(50)]
+    texts = [f"word{i} and more words {i * 7}</s>after{i} the end" for i in range(50)]
     assert [ids for ids, _ in cache.encode_batch(texts)] == [e.ids for e in _rust(backend, texts)]
-    assert len(cache.words) <= 8
+    for text, (_, where) in zip(texts, cache.encode_batch(texts)):  # starts worked out after the memo emptied
+        ref = _rust(backend, [text])[0]
+        assert [where.first_at(p) for p in range(len(text))] == [
+            Encoder._first_at(ref, p, len(ref.ids)) for p in range(len(text))
+        ]
+    assert len(cache.words) <= 8 and len(cache.bare) <= 8 and len(cache._starts) <= 8
 
 
-def test_label_masks_equal_with_and_without_the_memo(llama2_tok, llama2_template):
+@pytest.mark.parametrize("layout", ["legacy", "first"])
+def test_label_masks_equal_with_and_without_the_memo(llama2_tok, llama2_template, layout):
+    from transformers import PreTrainedTokenizerFast
+
+    tok = llama2_tok
+    if layout != "legacy":
+        tok = PreTrainedTokenizerFast(tokenizer_object=_layout_backend(llama2_tok, layout))
     rows = [chat(i, turns=1 + i % 4, system="be brief " * (i % 3) or None)["messages"] for i in range(40)]
     rows.append([{"role": "user", "content": " lead  and  trail "}, {"role": "assistant", "content": "a\u2581 b 😀 "}])
     batch = [{"messages": [message(m["role"], m["content"]) for m in r], "tools": None} for r in rows]
     for train_on in ("assistant", "last"):
-        memo = Encoder(llama2_tok, llama2_template, train_on=train_on)
-        assert memo.words is not None  # the Llama-2 tokenizer is eligible
-        rust = Encoder(llama2_tok, llama2_template, train_on=train_on)
+        memo = Encoder(tok, llama2_template, train_on=train_on)
+        assert memo.words is not None and memo.words.layout == layout  # eligible
+        rust = Encoder(tok, llama2_template, train_on=train_on)
         rust._words = False
         assert rust.words is None
         assert encode_rows(memo, batch) == encode_rows(rust, batch)
@@ -109,6 +144,21 @@ def test_used_only_where_exact(llama2_tok):
     spec = _spec(llama2_tok)
     spec["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True}
     assert WordCache.for_backend(_backend(spec)) is None
+    # Metaspace: only without the normaliser, without splitting, and with a "▁" put before sections
+    for pre in ({"split": True}, {"prepend_scheme": "never"}, {"replacement": "_"}):
+        spec = _spec(llama2_tok)
+        spec["normalizer"] = None
+        spec["pre_tokenizer"] = {
+            "type": "Metaspace",
+            "replacement": "\u2581",
+            "prepend_scheme": "first",
+            "split": False,
+        }
+        spec["pre_tokenizer"].update(pre)
+        assert WordCache.for_backend(_backend(spec)) is None, pre
+    spec = _spec(llama2_tok)  # both a normaliser and a Metaspace pre-tokenizer
+    spec["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False}
+    assert WordCache.for_backend(_backend(spec)) is None
     spec = _spec(llama2_tok)
     spec["normalizer"]["normalizers"] = spec["normalizer"]["normalizers"][1:]
     assert WordCache.for_backend(_backend(spec)) is None
@@ -123,11 +173,10 @@ def test_used_only_where_exact(llama2_tok):
 def test_other_tokenizers_keep_the_rust_path(llama2_tok):
     from transformers import PreTrainedTokenizerFast
 
-    # the layout current transformers converts SentencePiece models to: no normaliser, a Metaspace
-    # pre-tokenizer that prepends "▁" to the first section only
+    # a pre-tokenizer the memo does not cover (a Metaspace that splits at every "▁")
     spec = _spec(llama2_tok)
     spec["normalizer"] = None
-    spec["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False}
+    spec["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True}
     tok = PreTrainedTokenizerFast(tokenizer_object=_backend(spec))
     enc = Encoder(tok)
     assert enc.words is None

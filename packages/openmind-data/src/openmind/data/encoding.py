@@ -7,8 +7,9 @@ How a conversation becomes ``input_ids``/``labels``:
 2. the whole rendered string is tokenised **once** (a batch of conversations in one call to the
    Rust tokenizer), so ``input_ids`` are exactly what ``apply_chat_template(tokenize=True)``
    gives — tokens merge across piece boundaries the same way they do at inference. SentencePiece
-   BPE tokenizers in the legacy layout (Llama-2, Mistral v0.1) go through :mod:`openmind.data.wordcache`
-   instead: the same BPE model asked once per distinct word, the same ids, ~4x less CPU;
+   BPE tokenizers (Llama-2, Mistral: the legacy ``tokenizer.json`` layout and the ``Metaspace`` one
+   of current conversions) go through :mod:`openmind.data.wordcache` instead: the same BPE model
+   asked once per distinct word, the same ids, ~4x less CPU;
 3. each token takes the piece its first character belongs to (character offsets from the
    tokenizer): tokens of trainable pieces keep their id as label, the others get
    ``IGNORE_INDEX``. ``train_on``: ``assistant`` (every assistant turn, the default), ``last``
