@@ -7,7 +7,12 @@ pass on every server (warm-up: openmind records its traced decode functions per 
 
 All servers stay up together and are loaded in turn, ``ROUNDS`` times per concurrency (env
 ``OPENMIND_BENCH_SERVE_ROUNDS``): on a shared machine the load drifts by several times within
-minutes, so each value is the median of per-round ratios between servers measured seconds apart."""
+minutes, so each value is the median of per-round ratios between servers measured seconds apart.
+
+Servers run as users install them: with bytecode caching on (``PYTHONDONTWRITEBYTECODE`` is dropped
+from their environment; pip compiled the LLaMA-Factory venv's bytecode when it installed it, uv did
+not for the bench venv), after one unmeasured start of ``openmind deploy`` has written it: ready
+times then compare start-ups, not Python's compiler."""
 
 from __future__ import annotations
 
@@ -24,6 +29,15 @@ ROUNDS = 5
 #: requests per measured pass: at least this many (a pass of a few hundred ms at concurrency 1 mostly
 #: measures the host's load of that moment), and 8 per concurrent client
 MIN_REQUESTS = 96
+
+
+def _env() -> dict[str, str]:
+    """The servers' environment: one intra-op thread (on a small shared CPU torch's default pool spins
+    against other processes), offline, bytecode caching on."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
 
 
 async def _load(url: str, concurrency: int, total: int) -> float:
@@ -86,7 +100,6 @@ def _wait(proc, url: str, health: str, started: float):
 
 def _deploy(model: str, max_batch_size: int):
     """``openmind deploy`` in its own process (as users run it), one torch thread."""
-    import os
     import subprocess
     import sys
     from pathlib import Path
@@ -95,20 +108,17 @@ def _deploy(model: str, max_batch_size: int):
     exe = Path(sys.executable).with_name("openmind")
     cmd = [str(exe), "deploy", "--model", model, "--port", str(port), "--device", "cpu", "--served-model-name", "tiny"]
     cmd += ["--max-batch-size", str(max_batch_size), "--batch-wait-ms", str(BATCH_WAIT_MS), "--max-queue", "1024"]
-    # one intra-op thread: on a small shared CPU torch's default pool spins against other processes
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
     return _wait(proc, f"http://127.0.0.1:{port}", "/health", started)
 
 
 def _llamafactory(python: str, model: str):
-    import os
     import subprocess
     from pathlib import Path
 
     port = _free_port()
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    env = _env()
     started = time.perf_counter()
     runner = Path(__file__).with_name("serve_runners.py")
     proc = subprocess.Popen(
@@ -119,7 +129,6 @@ def _llamafactory(python: str, model: str):
 
 def _load_seconds(model: str) -> float:
     """What loading the model itself takes (tokenizer + weights), the floor of server ready time."""
-    import os
     import subprocess
     import sys
 
@@ -128,7 +137,7 @@ def _load_seconds(model: str) -> float:
         f"AutoTokenizer.from_pretrained({model!r}); AutoModelForCausalLM.from_pretrained({model!r});"
         "print(time.perf_counter()-s)"
     )
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    env = _env()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
@@ -155,6 +164,9 @@ def run() -> list[dict]:
     lf_py = lf_python()
     servers = [("batching", 32), ("no batching", 1)] + ([("LLaMA-Factory", 0)] if lf_py else [])
     running: dict[str, tuple] = {}
+    proc, _, _ = _deploy(folder, 32)  # unmeasured: writes the bytecode caches of the deploy path
+    proc.kill()
+    proc.wait()
     try:
         for label, batch in servers:  # one after the other: ready times are not measured under each other's load
             proc, url, ready[label] = _llamafactory(lf_py, folder) if batch == 0 else _deploy(folder, batch)
