@@ -42,7 +42,15 @@ def main(argv: list[str]) -> int:
             got = module.run()
         except Exception:  # noqa: BLE001 - one failing benchmark must not hide the others
             traceback.print_exc()
-            got = [{"benchmark": path.stem, "metric": "error", "value": "failed (see log)", "target": "", "ok": False}]
+            got = [
+                {
+                    "benchmark": path.stem.removeprefix("bench_"),
+                    "metric": "error",
+                    "value": "failed (see log)",
+                    "target": "",
+                    "ok": False,
+                }
+            ]
             failed += 1
         for row in got:
             row.setdefault("when", now)
