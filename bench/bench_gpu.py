@@ -95,23 +95,12 @@ def _batching_rows(folder: str, device: str, dry: bool) -> list[dict]:
 
 def _serve_rows(folder: str, device: str, dry: bool) -> list[dict]:
     import asyncio
-    import subprocess
-    import sys
-    from pathlib import Path
 
     import bench_serve as serve
 
-    port = serve._free_port()
-    exe = Path(sys.executable).with_name("openmind")
-    cmd = [str(exe), "deploy", "--model", folder, "--port", str(port), "--device", device, "--served-model-name"]
-    cmd += ["tiny", "--max-batch-size", "32", "--batch-wait-ms", str(serve.BATCH_WAIT_MS), "--max-queue", "1024"]
-    if device != "cpu":
-        cmd += ["--dtype", "bfloat16"]
-    started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=serve._env())
+    proc, url, ready = serve._deploy(folder, 32, device, () if device == "cpu" else ("--dtype", "bfloat16"))
     rows = []
     try:
-        proc, url, ready = serve._wait(proc, f"http://127.0.0.1:{port}", "/health", started)
         for concurrency in (1, 8, 32):
             total = 16 if dry else max(serve.MIN_REQUESTS, 8 * concurrency)
             asyncio.run(serve._load(url, concurrency, total))  # warm-up: the traced shapes of this load

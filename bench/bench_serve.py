@@ -98,16 +98,17 @@ def _wait(proc, url: str, health: str, started: float):
         time.sleep(0.1)
 
 
-def _deploy(model: str, max_batch_size: int):
-    """``openmind deploy`` in its own process (as users run it), one torch thread."""
+def _deploy(model: str, max_batch_size: int, device: str = "cpu", extra: tuple[str, ...] = ()):
+    """``openmind deploy`` in its own process (as users run it), one torch thread; ``extra``: more flags."""
     import subprocess
     import sys
     from pathlib import Path
 
     port = _free_port()
     exe = Path(sys.executable).with_name("openmind")
-    cmd = [str(exe), "deploy", "--model", model, "--port", str(port), "--device", "cpu", "--served-model-name", "tiny"]
+    cmd = [str(exe), "deploy", "--model", model, "--port", str(port), "--device", device, "--served-model-name", "tiny"]
     cmd += ["--max-batch-size", str(max_batch_size), "--batch-wait-ms", str(BATCH_WAIT_MS), "--max-queue", "1024"]
+    cmd += list(extra)
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
     return _wait(proc, f"http://127.0.0.1:{port}", "/health", started)
