@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,6 +151,54 @@ def _quiet():
     datasets.logging.set_verbosity_error()
 
 
+class _MissingToThisThread:
+    """A ``sys.meta_path`` finder that reports ``names`` as missing to imports made by the thread
+    that created it; other threads import them as usual."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names, self.thread = names, threading.get_ident()
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name in self.names and threading.get_ident() == self.thread:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+#: packaged ``datasets`` builders whose module :func:`_patch_for_streaming` has prepared
+_PATCHED: set[str] = set()
+#: what datasets' streaming patcher imports only to look for it among a builder module's globals
+#: (``scipy.io.loadmat``), which none of the builders in :data:`BUILDERS` holds
+_UNUSED_BY_BUILDERS = frozenset({"scipy.io"})
+
+
+def _patch_for_streaming(builder: str, path: str, cache_dir: str | None) -> None:
+    """Let ``datasets`` patch the ``builder`` module for streaming without importing scipy.io.
+
+    The first builder a process creates for a packaged module patches that module's globals for
+    streaming (``datasets.streaming.extend_module_for_streaming``: ``open``, ``os.path``, reader
+    functions). To find them it imports every module it could patch, ``scipy.io`` included, and
+    looks for it among the module's globals: json, csv, text, parquet and arrow never hold it, and
+    when scipy is installed but not yet imported that import costs 0.2-0.4 s (scipy.sparse, and
+    numpy.f2py through scipy's array-API layer), in every process that reads a data file before
+    anything else imports scipy (``openmind data prepare``, each preparation). The first builder of
+    each kind is created here with scipy.io reported missing to this thread, so the patcher skips
+    it; everything else it patches is patched as before, and scipy.io imports normally afterwards.
+    """
+    if builder in _PATCHED or not _UNUSED_BY_BUILDERS - sys.modules.keys():
+        return
+    import datasets
+
+    finder = _MissingToThisThread(_UNUSED_BY_BUILDERS)
+    sys.meta_path.insert(0, finder)
+    try:
+        datasets.load_dataset_builder(builder, data_files=path, cache_dir=cache_dir)
+    except Exception:  # noqa: BLE001 - load_dataset below reports the problem (or reads the file)
+        return
+    finally:
+        sys.meta_path.remove(finder)
+    _PATCHED.add(builder)
+
+
 def read_file(path: str, *, cache_dir: str | None = None) -> Source:
     """Read one file (or ``save_to_disk`` folder) into a :class:`Source`."""
     import datasets
@@ -167,6 +217,7 @@ def read_file(path: str, *, cache_dir: str | None = None) -> Source:
     level = datasets.logging.get_verbosity()
     datasets.logging.set_verbosity(datasets.logging.CRITICAL)  # failures are located and reported below
     try:
+        _patch_for_streaming(builder, path, cache_dir)
         ds = datasets.load_dataset(builder, data_files=path, split="train", cache_dir=cache_dir)
         if builder == "text":  # blank lines are not rows (as for .jsonl)
             ds = ds.filter(lambda r: bool(r["text"].strip()))
