@@ -18,8 +18,9 @@ Both sides run as users install them: with bytecode caching on. A wheel installe
 compiled bytecode (the LLaMA-Factory venv has it); uv does not compile it, and with
 ``PYTHONDONTWRITEBYTECODE`` set (as on these machines) every import inside the timed window was
 compiled from source on openmind's side only (datasets' streaming patches import ``scipy.io`` on each
-first ``load_dataset``: 0.37 s of source compilation per run). The variable is dropped from the
-runners' environment and an unmeasured 2,000-row preparation on each side writes the caches first.
+first ``load_dataset``: 0.37 s of source compilation per run; openmind no longer imports it at all, see
+``openmind.data.readers._patch_for_streaming``). The variable is dropped from the runners' environment
+and an unmeasured 2,000-row preparation on each side writes the caches first.
 
 openmind's own scaling, 2 workers / 1 worker, is the median over 6 interleaved pairs of cold runs
 (``OPENMIND_BENCH_DATA_SCALE_ROUNDS``; the first pair is the one measured beside LLaMA-Factory, the others
