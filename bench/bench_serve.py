@@ -8,9 +8,9 @@ server (warm-up: openmind records its traced decode functions per batch shape).
 Threads: both servers run twice, with torch's default intra-op thread count (the cores, as users run
 them: ``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` removed from their environment) and with one thread
 (``OMP_NUM_THREADS=1``), and each round compares the faster setting of each server in that round. On
-the 2-core build machines LLaMA-Factory's Hugging Face engine was ~25% slower with two threads (its
+the 2-core build machines LLaMA-Factory's Hugging Face engine was 7-25% slower with two threads (its
 pool's threads wait on each other for a model this small), while openmind's batched vocabulary
-projection gained from the second core in some runs and lost in others. Both on one thread (the
+projection gained 10-32% from the second core at concurrency 8-32 in most runs and lost 12% in one. Both on one thread (the
 protocol of the runs up to 2026-12-03 10:25) is reported as a row of its own; batching vs no batching
 compares default threads.
 
