@@ -2,7 +2,8 @@
 
 Sessions
   lint                      ruff check + ruff format --check
-  tests(package='X')        one framework-neutral package's own tests (core, data, nlp, mm)
+  tests(package='X')        one framework-neutral package's own tests (core, data, nlp, mm; nlp's with
+                            openmind-speedups' C module installed, and its tests)
   tests(framework='pt')     the PyTorch backend (openmind-pt) and the shared conformance suite
   tests(framework='ms')     the MindSpore backend (openmind-ms), in its own venv and pins
   tests_py(python=3.10|3.12, package=core|nlp|data)  the framework-neutral packages' tests on the other
@@ -99,14 +100,18 @@ else:
 #: the Pythons CI tests (packages declare Requires-Python >=3.10,<3.13 to match)
 PYTHONS = ["3.10", "3.11", "3.12"]
 #: our distributions, by folder (packages/openmind-<name>; "core" is the `openmind` distribution)
-DISTRIBUTIONS = ["core", "nlp", "data", "mm", "pt", "ms", "webui"]
+DISTRIBUTIONS = ["core", "nlp", "data", "mm", "pt", "ms", "webui", "speedups"]
+#: compiled (a C extension): installed from this checkout as a wheel, not editable (an editable build
+#: would leave the compiled module in the source tree)
+COMPILED = {"speedups"}
 
 # package -> (openmind packages it needs, extra third-party test requirements)
 PACKAGES: dict[str, tuple[list[str], list[str]]] = {
     # hub tests run the real clients against a loopback test hub (TLS via trustme for openmind-hub)
     "core": (["core"], ["huggingface_hub", "openmind-hub", "modelscope", "trustme"]),
+    # openmind-speedups: the nlp tests render through its C path and compare it with the Python one
     "nlp": (
-        ["core", "nlp"],
+        ["core", "nlp", "speedups"],
         [
             "transformers",
             "tokenizers",
@@ -256,12 +261,18 @@ def pkg(name: str) -> str:
     return str(ROOT / "packages" / f"openmind-{name}")
 
 
+def local(names: list[str]) -> list[str]:
+    """pip arguments that install our packages ``names`` from this checkout: editable, except the
+    compiled ones (built into a wheel)."""
+    args: list[str] = []
+    for name in names:
+        args += [pkg(name)] if name in COMPILED else ["-e", pkg(name)]
+    return args
+
+
 def install(session: nox.Session, names: list[str], extra: list[str], constraints: str = CONSTRAINTS) -> None:
     """Install our packages (editable, from this checkout) and test tools in one resolution."""
-    args = ["-c", constraints, *TEST_TOOLS, *extra]
-    for name in names:
-        args += ["-e", pkg(name)]
-    session.install(*args)
+    session.install("-c", constraints, *TEST_TOOLS, *extra, *local(names))
 
 
 def run_pytest(session: nox.Session, *paths: str) -> None:
@@ -297,7 +308,7 @@ def tests(session: nox.Session, target: str) -> None:
     names, extra = PACKAGES[name]
     constraints = MS_CONSTRAINTS if name == "ms" else CONSTRAINTS
     install(session, names, extra, constraints)
-    run_pytest(session, f"{pkg(name)}/tests")
+    run_pytest(session, f"{pkg(name)}/tests", *([f"{pkg('speedups')}/tests"] if name == "nlp" else []))
 
 
 @nox.session(python=["3.10", "3.12"])
@@ -309,11 +320,8 @@ def tests_py(session: nox.Session, package: str) -> None:
     constraints/test.txt pins the 3.11 stack (some pins need Python 3.11): these environments
     take the newest releases that support their Python, which is what users there get."""
     names, extra = PACKAGES[package]
-    args = [*TEST_TOOLS, *[e for e in extra if e != "torch"]]
-    for name in names:
-        args += ["-e", pkg(name)]
-    session.install(*args)
-    run_pytest(session, f"{pkg(package)}/tests")
+    session.install(*TEST_TOOLS, *[e for e in extra if e != "torch"], *local(names))
+    run_pytest(session, f"{pkg(package)}/tests", *([f"{pkg('speedups')}/tests"] if package == "nlp" else []))
 
 
 @nox.session
@@ -321,7 +329,7 @@ def integration(session: nox.Session) -> None:
     names, extra = PACKAGES["pt"]
     install(
         session,
-        ["core", "nlp", "data", "mm", "pt"],
+        ["core", "nlp", "data", "mm", "pt", "speedups"],
         # openmind-hub + trustme: a task's default model is pulled from a loopback Modelers hub (TLS)
         extra + ["fastapi", "uvicorn", "openai", "httpx", "lm-eval[api]", "openmind-hub", "trustme"],
     )
@@ -345,7 +353,7 @@ def llamafactory_hub(session: nox.Session) -> None:
 
 def build_dists(session: nox.Session, projects: list[str] | None = None) -> Path:
     """Wheels and sdists of our distributions (each built on its own) into a fresh folder."""
-    session.install("build", "hatchling", "twine")
+    session.install("build", "hatchling", "setuptools>=77", "twine")
     dist = Path(session.create_tmp()) / "dist"
     shutil.rmtree(dist, ignore_errors=True)
     for name in projects or DISTRIBUTIONS:
@@ -468,7 +476,7 @@ def bench(session: nox.Session) -> None:
     names, extra = PACKAGES["pt"]
     install(
         session,
-        ["core", "nlp", "data", "mm", "pt"],
+        ["core", "nlp", "data", "mm", "pt", "speedups"],
         extra + ["fastapi", "uvicorn", "uvloop", "httptools", "openai", "httpx", "aiohttp", "psutil"],
     )
     env = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}

@@ -15,6 +15,7 @@ find-links (handed to uv by the noxfile). Afterwards:
 - the openmind distributions installed are exactly the ones the set promises, each byte-identical
   (METADATA) to the one built here: no same-named package from an index (dependency confusion);
 - `openmind --version`, `openmind list --check` pass and `import openmind` imports no framework;
+- with openmind-speedups: its compiled module imports and openmind-nlp's templates use it;
 - where the set includes a framework: a tiny chat (`openmind run chat`) and a 2-step training
   (`openmind train`, default report_to/plot: the optional extras degrade with a warning) on each
   framework of the set, on MODEL_DIR (a tiny random Llama with a real tokenizer).
@@ -54,11 +55,13 @@ SETS: dict[str, set[str]] = {
         "openmind-data",
         "openmind-mm",
         "openmind-webui",
+        "openmind-speedups",
     },
     "openmind[mm,pt]": {"openmind", "openmind-mm", "openmind-pt", "openmind-nlp", "openmind-data"},
     # the README's other install commands
     "openmind[ms]": {"openmind", "openmind-ms", "openmind-nlp", "openmind-data"},
     "openmind[hf]": {"openmind"},
+    "openmind[nlp,speedups]": {"openmind", "openmind-nlp", "openmind-speedups"},
 }
 OURS = {
     "openmind",
@@ -69,6 +72,7 @@ OURS = {
     "openmind-data",
     "openmind-mm",
     "openmind-webui",
+    "openmind-speedups",
 }
 FRAMEWORKS = {"openmind-pt": "pt", "openmind-ms": "ms"}
 
@@ -241,6 +245,12 @@ def check_set(spec: str, expected: set[str], dist: Path, local: str, work: Path,
         "assert not bad, bad; print(openmind.__version__)"
     )
     run([py, "-c", probe], dict(os.environ), work, f"import openmind in {spec}")
+    if "openmind-speedups" in expected:  # its wheel carries the compiled module, and openmind-nlp uses it
+        speedups = (
+            "import openmind.speedups as s; from openmind.nlp.templates import load_template; "
+            "assert s.AVAILABLE, 'no compiled module'; assert load_template('phi4')._fill is s.fill_layout"
+        )
+        run([py, "-c", speedups], dict(os.environ), work, f"openmind.speedups in {spec}")
     print(f"[{spec}] installed {sorted(ours)} in {time.monotonic() - start:.0f} s")
     frozen = freeze(env)
     for d, framework in FRAMEWORKS.items():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 import json
+import os
 from operator import itemgetter
 from typing import Any
 
@@ -32,6 +33,13 @@ class FastMiss(Exception):
 #: in its role table, non-text content in a string concatenation, a message that is not a dict)
 _FAST_MISS = (FastMiss, KeyError, TypeError, AttributeError, IndexError)
 _ROLE, _CONTENT, _ONLY_STR = itemgetter("role"), itemgetter("content"), {str}
+
+try:  # openmind-speedups (optional): the layout render in C, the same text (tests render both ways)
+    from openmind.speedups import fill_layout as _fill_layout
+except ImportError:
+    _fill_layout = None
+if os.environ.get("OPENMIND_NO_SPEEDUPS", "").strip() not in ("", "0"):
+    _fill_layout = None
 
 
 def tojson(value: Any, indent: int | None = None) -> str:
@@ -93,6 +101,10 @@ class NativeTemplate(Template):
     _layouts: tuple[dict, dict] | None = None
     #: at most this many role sequences are cached per instance (then the cache starts over)
     layout_cache_size = 512
+    #: ``openmind.speedups.fill_layout`` where openmind-speedups is installed (and not switched off
+    #: with ``OPENMIND_NO_SPEEDUPS=1``), for instances with a layout: the cached layout filled in one
+    #: C pass, the same text as the Python layout path, which it leaves every miss and bad input to
+    _fill = None
     #: ``roles`` as a set, for :meth:`check` (kept in step by ``__init_subclass__``)
     _role_set: frozenset[str] = frozenset(roles)
 
@@ -105,6 +117,7 @@ class NativeTemplate(Template):
     def __init__(self) -> None:
         if self.layout is not None:
             self._layouts = ({}, {})
+            self._fill = _fill_layout
 
     @abc.abstractmethod
     def build(
@@ -123,6 +136,10 @@ class NativeTemplate(Template):
     ) -> str:
         """The prompt string. ``options`` are family switches (e.g. ``enable_thinking`` for Qwen3)."""
         layouts = self._layouts
+        if layouts is not None and tools is None and self._fill is not None:
+            out = self._fill(layouts[not add_generation_prompt], messages, self.layout_needs_first_content)
+            if out is not None:  # None: a miss or input it does not cover, which the paths below take
+                return out
         if layouts is not None and tools is None and messages.__class__ is list:
             try:  # the layout path (see ``layout``); any miss or bad input goes on to fast / full
                 roles = tuple(map(_ROLE, messages))
