@@ -449,7 +449,7 @@ def installs(session: nox.Session) -> None:
 
 @nox.session
 def release(session: nox.Session) -> None:
-    """`nox -s release -- PACKAGE` (core|nlp|data|mm|pt|ms): build and check that distribution and
+    """`nox -s release -- PACKAGE` (core|nlp|data|mm|pt|ms|webui|speedups): build and check that distribution and
     install it alone in a fresh venv against the others' released (here: locally built) versions,
     served by a local index; then `openmind --version` and `openmind list --check`."""
     if len(session.posargs) != 1 or session.posargs[0] not in DISTRIBUTIONS:

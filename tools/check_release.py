@@ -6,7 +6,8 @@ DIST_DIR holds every openmind distribution built from this checkout: PROJECT is 
 released, the others stand for their released versions. They are served by a local file-based
 index (tools/local_index.py); PROJECT is installed by name in a fresh venv, with no constraints
 file, its third-party dependencies from the normal index. Then: the openmind distributions
-installed are the ones built here, `openmind --version` names PROJECT, `openmind list --check`.
+installed are the ones built here, `openmind --version` names PROJECT, `openmind list --check`
+(a distribution that does not bring the core, openmind-speedups: its portion imports, compiled).
 """
 
 from __future__ import annotations
@@ -33,6 +34,14 @@ def main() -> None:
     for name, text in ours.items():
         if built.get(name) != text:
             sys.exit(f"FAIL {name} is not the distribution built here")
+    if not (env / "bin" / "openmind").exists():  # a distribution without the core (openmind-speedups)
+        portion = project.removeprefix("openmind-")
+        code = f"import openmind.{portion} as m; print(m.__version__, getattr(m, 'AVAILABLE', ''))"
+        out = run([str(env / "bin" / "python"), "-c", code], dict(os.environ), work, f"import openmind.{portion}")
+        if project == "openmind-speedups" and "True" not in out:
+            sys.exit(f"FAIL {project}: no compiled module in its wheel:\n{out}")
+        print(f"release {project}: installed alone ({out.strip()}): ok")
+        return
     version = run([str(env / "bin" / "openmind"), "--version"], dict(os.environ), work, "openmind --version")
     if project not in version:
         sys.exit(f"FAIL --version does not name {project}:\n{version}")

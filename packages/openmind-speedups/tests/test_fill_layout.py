@@ -70,6 +70,19 @@ def test_unicode_and_large_contents():
     assert fill_layout(cache, messages, False) == reference(cache, messages, False)
 
 
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 300])  # contents held on the stack up to 64, then on the heap
+def test_long_conversations_and_every_character_width(n):
+    widths = ["ascii", "latin-1 é", "bmp 你好", "astral 😀", ""]
+    roles = [("user", "assistant")[i % 2] for i in range(n)]
+    messages = [{"role": r, "content": widths[i % len(widths)] * (i % 3)} for i, r in enumerate(roles)]
+    cache = {tuple(roles): layout(roles)}
+    assert fill_layout(cache, messages, False) == reference(cache, messages, False)
+    # wide template texts around narrow contents
+    wide = [t if t is None else t + "系统" for t in layout(roles)]
+    narrow = [{"role": r, "content": "x"} for r in roles]
+    assert fill_layout({tuple(roles): wide}, narrow, False) == reference({tuple(roles): wide}, narrow, False)
+
+
 class Sub(str):
     pass
 

@@ -6,7 +6,8 @@
  * between texts that depend on the roles alone) cache, per role sequence, the list of
  * 2 * len(roles) + 1 texts whose odd places the contents fill. In Python the render is two
  * C-level passes (roles, contents) and a join; here it is one pass and a join, with no Python
- * frame per call. The result is exactly "".join(texts with the contents at the odd places).
+ * frame per call. The result is exactly "".join(texts with the contents at the odd places),
+ * written straight into one new string (measured once, copied once).
  *
  * None means "not handled here": the caller then renders the same conversation through its
  * Python path, which makes the layout, refuses bad input with its coded errors and renders
@@ -21,7 +22,41 @@
 
 static PyObject *key_role;
 static PyObject *key_content;
-static PyObject *empty;
+
+/* the contents of up to this many messages are held on the stack (more: on the heap) */
+#define SMALL 64
+
+/* add a piece's length and widest character to the result's */
+static inline int
+measure(PyObject *piece, Py_ssize_t *length, Py_UCS4 *maxchar)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(piece);
+    if (len > PY_SSIZE_T_MAX - *length) {
+        PyErr_SetString(PyExc_OverflowError, "rendered text too long");
+        return -1;
+    }
+    *length += len;
+    if (len) {
+        Py_UCS4 widest = PyUnicode_MAX_CHAR_VALUE(piece);
+        if (widest > *maxchar)
+            *maxchar = widest;
+    }
+    return 0;
+}
+
+/* copy a piece into the result at *at (the result is at least as wide as every piece) */
+static inline void
+put(PyObject *out, int kind, void *data, PyObject *piece, Py_ssize_t *at)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(piece);
+    if (len == 0)
+        return;
+    if (PyUnicode_KIND(piece) == kind)
+        memcpy((char *)data + *at * kind, PyUnicode_DATA(piece), (size_t)len * kind);
+    else
+        PyUnicode_CopyCharacters(out, *at, piece, 0, len); /* a narrower piece: widened */
+    *at += len;
+}
 
 static PyObject *
 fill_layout(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -40,18 +75,20 @@ fill_layout(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (n == 0)
         Py_RETURN_NONE;
 
+    PyObject *small[SMALL];
+    PyObject **contents = n <= SMALL ? small : PyMem_Malloc(sizeof(PyObject *) * (size_t)n);
+    if (contents == NULL)
+        return PyErr_NoMemory();
+    Py_ssize_t held = 0; /* contents[0:held] are owned references */
+    PyObject *result = NULL;
     PyObject *roles = PyTuple_New(n);
     if (roles == NULL)
-        return NULL;
-    PyObject *out = PyList_New(2 * n + 1);
-    if (out == NULL) {
-        Py_DECREF(roles);
-        return NULL;
-    }
-    PyObject *result = NULL;
+        goto done;
+    Py_ssize_t length = 0;
+    Py_UCS4 maxchar = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        /* a dict lookup can run Python code (a key's __eq__), which could change the list: check
-           its size again and hold the message while reading it */
+        /* a dict lookup can run Python code (a colliding key's __eq__), which could change the
+           list: check its size again and hold the message while reading it */
         if (PyList_GET_SIZE(messages) != n)
             goto decline;
         PyObject *m = PyList_GET_ITEM(messages, i);
@@ -71,24 +108,42 @@ fill_layout(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             goto decline_or_fail;
         }
         Py_INCREF(content);
-        PyList_SET_ITEM(out, 2 * i + 1, content);
+        contents[held++] = content;
         Py_DECREF(m);
         if (i == 0 && needs_first && PyUnicode_GET_LENGTH(content) == 0)
             goto decline;
+        if (measure(content, &length, &maxchar) < 0)
+            goto done;
     }
-    PyObject *texts = PyDict_GetItemWithError(cache, roles); /* borrowed */
+    PyObject *texts = PyDict_GetItemWithError(cache, roles); /* borrowed: held below */
     if (texts == NULL)
         goto decline_or_fail;
     if (!PyList_CheckExact(texts) || PyList_GET_SIZE(texts) != 2 * n + 1)
         goto decline;
+    Py_INCREF(texts);
     for (Py_ssize_t i = 0; i <= n; i++) {
         PyObject *text = PyList_GET_ITEM(texts, 2 * i);
-        if (!PyUnicode_CheckExact(text))
+        if (!PyUnicode_CheckExact(text)) {
+            Py_DECREF(texts);
             goto decline;
-        Py_INCREF(text);
-        PyList_SET_ITEM(out, 2 * i, text);
+        }
+        if (measure(text, &length, &maxchar) < 0) {
+            Py_DECREF(texts);
+            goto done;
+        }
     }
-    result = PyUnicode_Join(empty, out);
+    result = PyUnicode_New(length, maxchar);
+    if (result != NULL) {
+        int kind = PyUnicode_KIND(result);
+        void *data = PyUnicode_DATA(result);
+        Py_ssize_t at = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            put(result, kind, data, PyList_GET_ITEM(texts, 2 * i), &at);
+            put(result, kind, data, contents[i], &at);
+        }
+        put(result, kind, data, PyList_GET_ITEM(texts, 2 * n), &at);
+    }
+    Py_DECREF(texts);
     goto done;
 
 decline_or_fail:
@@ -97,8 +152,11 @@ decline_or_fail:
 decline:
     result = Py_NewRef(Py_None);
 done:
-    Py_DECREF(roles); /* a tuple or list with NULL slots deallocates fine */
-    Py_DECREF(out);
+    Py_XDECREF(roles); /* a tuple with NULL slots deallocates fine */
+    for (Py_ssize_t i = 0; i < held; i++)
+        Py_DECREF(contents[i]);
+    if (contents != small)
+        PyMem_Free(contents);
     return result;
 }
 
@@ -123,8 +181,7 @@ PyInit__templates(void)
 {
     key_role = PyUnicode_InternFromString("role");
     key_content = PyUnicode_InternFromString("content");
-    empty = PyUnicode_FromString("");
-    if (key_role == NULL || key_content == NULL || empty == NULL)
+    if (key_role == NULL || key_content == NULL)
         return NULL;
     return PyModule_Create(&module_def);
 }
