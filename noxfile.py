@@ -270,6 +270,12 @@ def local(names: list[str]) -> list[str]:
     return args
 
 
+def test_paths(package: str) -> list[str]:
+    """The test folders of a package's session: nlp's also runs openmind-speedups' tests (its C
+    module is installed there)."""
+    return [f"{pkg(package)}/tests", *([f"{pkg('speedups')}/tests"] if package == "nlp" else [])]
+
+
 def install(session: nox.Session, names: list[str], extra: list[str], constraints: str = CONSTRAINTS) -> None:
     """Install our packages (editable, from this checkout) and test tools in one resolution."""
     session.install("-c", constraints, *TEST_TOOLS, *extra, *local(names))
@@ -308,7 +314,7 @@ def tests(session: nox.Session, target: str) -> None:
     names, extra = PACKAGES[name]
     constraints = MS_CONSTRAINTS if name == "ms" else CONSTRAINTS
     install(session, names, extra, constraints)
-    run_pytest(session, f"{pkg(name)}/tests", *([f"{pkg('speedups')}/tests"] if name == "nlp" else []))
+    run_pytest(session, *test_paths(name))
 
 
 @nox.session(python=["3.10", "3.12"])
@@ -321,7 +327,7 @@ def tests_py(session: nox.Session, package: str) -> None:
     take the newest releases that support their Python, which is what users there get."""
     names, extra = PACKAGES[package]
     session.install(*TEST_TOOLS, *[e for e in extra if e != "torch"], *local(names))
-    run_pytest(session, f"{pkg(package)}/tests", *([f"{pkg('speedups')}/tests"] if package == "nlp" else []))
+    run_pytest(session, *test_paths(package))
 
 
 @nox.session
@@ -353,7 +359,8 @@ def llamafactory_hub(session: nox.Session) -> None:
 
 def build_dists(session: nox.Session, projects: list[str] | None = None) -> Path:
     """Wheels and sdists of our distributions (each built on its own) into a fresh folder."""
-    session.install("build", "hatchling", "setuptools>=77", "twine")
+    # setuptools: openmind-speedups' build hook compiles its C module with it (built --no-isolation)
+    session.install("build", "hatchling", "setuptools>=68", "twine")
     dist = Path(session.create_tmp()) / "dist"
     shutil.rmtree(dist, ignore_errors=True)
     for name in projects or DISTRIBUTIONS:
